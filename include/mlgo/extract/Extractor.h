@@ -1,0 +1,58 @@
+// Extracts a corpus from loaded candidates: plans (dedup, naming), extracts
+// in parallel with oneTBB, writes module files atomically, journals every
+// result, and writes the report and corpus_description.json.
+#pragma once
+
+#include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/extract/CmdFilter.h"
+#include "mlgo/extract/ExtractReport.h"
+#include "mlgo/extract/ModuleOutcome.h"
+#include "mlgo/extract/ObjectCandidate.h"
+
+#include "llvm/Support/Error.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+enum class ThinLTOMode { None, Distributed, Local };
+
+struct ExtractOptions {
+  std::string OutputDir;
+  std::string BitcodeSection = ".llvmbc";
+  std::string CmdSection = ".llvmcmd";
+  ThinLTOMode ThinLTO = ThinLTOMode::None;
+  std::optional<CmdFilter> Filter;
+  /// Check each .bc with BitReader before writing it; when off, invalid
+  /// bitcode is kept (as the reference does) and reported as a warning.
+  bool VerifyBitcode = true;
+  unsigned NumWorkers = 0; // 0: one per hardware thread
+  /// Skip candidates the journal records as done whose input is unchanged
+  /// and whose files are present.
+  bool Resume = false;
+  double ProgressInterval = 5;
+  /// Copied into the report (input, input_type, ...).
+  nlohmann::ordered_json ReportContext = nlohmann::ordered_json::object();
+};
+
+struct ExtractResult {
+  /// Loader-skipped entries first, then one outcome per candidate, in
+  /// candidate order.
+  std::vector<ModuleOutcome> Outcomes;
+  ExtractSummary Summary;
+  /// Empty when interrupted (no manifest is written then).
+  std::optional<CorpusDescription> Description;
+  std::string ReportPath;
+};
+
+/// Where tool state lives inside a corpus: hidden, so consumers ignore it.
+std::string stateDirectory(llvm::StringRef outputDir);
+
+/// Runs the whole extraction. An Error means the job could not proceed
+/// (output not writable); per-module problems are in the outcomes.
+llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const ExtractOptions &options);
+
+} // namespace mlgo

@@ -1,0 +1,36 @@
+// Input loaders: each turns one kind of build description into candidates.
+// A whole-job problem (unreadable or malformed file) is an Error naming the
+// file; a bad entry is a SkippedEntry and the rest goes on.
+#pragma once
+
+#include "mlgo/extract/ObjectCandidate.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace mlgo {
+
+/// compile_commands.json: each entry's object, relative to its `directory`.
+llvm::Expected<LoadedInput> loadCompileCommands(llvm::StringRef path);
+
+/// A linker params file, one argument per line; `@file` lines are expanded.
+/// Objects are relative to `objBaseDir`.
+llvm::Expected<LoadedInput> loadLinkerParams(llvm::StringRef path, llvm::StringRef objBaseDir);
+
+/// The params rules applied to an argument list (bazel aquery's CppLink).
+/// `origin` prefixes each candidate's origin.
+llvm::Expected<LoadedInput> loadLinkerArguments(llvm::ArrayRef<std::string> args, llvm::StringRef objBaseDir,
+                                                llvm::StringRef origin);
+
+/// `bazel aquery --output=jsonproto`: the arguments of the last CppLink action.
+llvm::Expected<LoadedInput> loadBazelAquery(llvm::StringRef path, llvm::StringRef objBaseDir);
+
+/// Every `*.o` below `dir`, in a sorted depth-first walk.
+llvm::Expected<LoadedInput> loadObjectDirectory(llvm::StringRef dir);
+
+/// Local ThinLTO: every `<obj>.3.import.bc` below `objBaseDir` ("" = CWD),
+/// proposing `<obj>`.
+llvm::Expected<LoadedInput> loadLocalThinLTO(llvm::StringRef objBaseDir);
+
+} // namespace mlgo

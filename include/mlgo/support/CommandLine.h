@@ -1,0 +1,22 @@
+// Command-line handling shared by the tools, compatible with the reference
+// tools' argparse conventions: --flag=value and --flag value, unique
+// prefixes of long flags, exit status 2 on a usage error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+namespace mlgo {
+
+/// Parses argv into `app`. Returns the exit status when the tool must stop
+/// now (0 after --help, 2 after a usage error, with the message printed), or
+/// nullopt to go on.
+std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv);
+
+/// The value of an option declared with an optional value (`expected(0, 1)`):
+/// nullopt when absent or given bare (the reference's None).
+std::optional<std::string> optionalValue(const CLI::Option *option);
+
+} // namespace mlgo

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what mlgo-corpus needs from Debian's packages (when missing) and
+# builds it. Idempotent. Run as root, or with sudo available, on Debian 12.
+# Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (RelWithDebInfo).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${MLGO_BUILD_DIR:-$root/build}
+
+packages=(
+  cmake ninja-build g++ pkg-config time
+  llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22
+  libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${MLGO_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+cmake --build "$build_dir" -- -j"$(nproc)"
+echo "setup: built into $build_dir (tools in $build_dir/bin)" >&2
