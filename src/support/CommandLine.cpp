@@ -71,7 +71,8 @@ std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv) {
 }
 
 std::optional<std::string> optionalValue(const CLI::Option *option) {
-  if (option->count() == 0 || option->results().empty())
+  // CLI11 records a bare `--flag` as one empty value, like `--flag=`.
+  if (option->count() == 0 || option->results().empty() || option->results().back().empty())
     return std::nullopt;
   return option->results().back();
 }

@@ -110,19 +110,15 @@ int main(int argc, char **argv) {
   options.ProgressInterval = quiet ? 0 : progressInterval;
 
   if (std::optional<std::string> pattern = optionalValue(filterOption)) {
-    if (pattern->empty()) {
-      log::warning("--cmd_filter is empty; no filter is applied");
-    } else {
-      auto filter = CmdFilter::compile(*pattern);
-      if (!filter) {
-        std::fprintf(stderr, "extract-ir: error: %s\n", llvm::toString(filter.takeError()).c_str());
-        return ExitUsage;
-      }
-      if (filter->matchesEmpty())
-        log::warning("--cmd_filter '" + *pattern +
-                     "' matches the empty string, so it keeps every module with at least one argument");
-      options.Filter = std::move(*filter);
+    auto filter = CmdFilter::compile(*pattern);
+    if (!filter) {
+      std::fprintf(stderr, "extract-ir: error: %s\n", llvm::toString(filter.takeError()).c_str());
+      return ExitUsage;
     }
+    if (filter->matchesEmpty())
+      log::warning("--cmd_filter '" + *pattern +
+                   "' matches the empty string, so it keeps every module with at least one argument");
+    options.Filter = std::move(*filter);
   }
   if (app.count("--llvm_objcopy_path"))
     log::debug("--llvm_objcopy_path is ignored: sections are read in-process");

@@ -16,7 +16,7 @@ namespace mlgo {
 std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv);
 
 /// The value of an option declared with an optional value (`expected(0, 1)`):
-/// nullopt when absent or given bare (the reference's None).
+/// nullopt when absent, given bare (the reference's None) or given empty.
 std::optional<std::string> optionalValue(const CLI::Option *option);
 
 } // namespace mlgo

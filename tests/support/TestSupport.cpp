@@ -1,0 +1,101 @@
+#include "TestSupport.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace mlgo::test {
+
+std::string quote(const std::string &text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string tool(const std::string &name) { return std::string(MLGO_BIN_DIR) + "/" + name; }
+
+CommandResult run(const std::string &command, const std::string &cwd) {
+  TempDir capture;
+  std::string full = (cwd.empty() ? "" : "cd " + quote(cwd) + " && ") + "( " + command + " ) >" +
+                     quote(capture / "out") + " 2>" + quote(capture / "err") + " </dev/null";
+  int status = std::system(full.c_str());
+  CommandResult result;
+  result.ExitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.Out = readFile(capture / "out");
+  result.Err = readFile(capture / "err");
+  return result;
+}
+
+void mustRun(const std::string &command, const std::string &cwd) {
+  CommandResult r = run(command, cwd);
+  ASSERT_EQ(r.ExitCode, 0) << "command failed: " << command << "\nstderr:\n" << r.Err << "\nstdout:\n" << r.Out;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (fs::temp_directory_path() / "mlgo-test-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("mkdtemp failed");
+  Path = pattern;
+}
+
+TempDir::~TempDir() {
+  if (!std::getenv("MLGO_KEEP_TEST_DIRS")) {
+    std::error_code ec;
+    fs::remove_all(Path, ec);
+  }
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void writeFile(const std::string &path, const std::string &data) {
+  fs::path p(path);
+  if (p.has_parent_path())
+    fs::create_directories(p.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+bool exists(const std::string &path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
+std::set<std::string> listTree(const std::string &dir, bool includeHidden) {
+  std::set<std::string> out;
+  if (!fs::exists(dir))
+    return out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    std::string rel = fs::relative(it->path(), dir).string();
+    if (!includeHidden && it->path().filename().string().rfind(".mlgo-corpus", 0) == 0) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    out.insert(rel + (it->is_directory() ? "/" : ""));
+  }
+  return out;
+}
+
+void compileC(const std::string &source, const std::string &object, const std::string &flags) {
+  std::string src = object + ".src.c";
+  writeFile(src, source);
+  fs::create_directories(fs::path(object).parent_path());
+  mustRun(std::string(MLGO_CLANG) + " " + flags + " -Xclang -fembed-bitcode=all -c " + quote(src) + " -o " +
+          quote(object));
+  fs::remove(src);
+}
+
+} // namespace mlgo::test

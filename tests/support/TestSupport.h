@@ -1,0 +1,48 @@
+// Helpers for tests that run the real tools on files made during the test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mlgo::test {
+
+struct CommandResult {
+  int ExitCode = -1;
+  std::string Out, Err;
+};
+
+/// Runs `command` with /bin/sh in `cwd` (if not empty), capturing stdout and
+/// stderr.
+CommandResult run(const std::string &command, const std::string &cwd = "");
+
+/// Runs `command` and fails the test (with its stderr) unless it exits 0.
+void mustRun(const std::string &command, const std::string &cwd = "");
+
+std::string quote(const std::string &text);
+std::string tool(const std::string &name); // a built tool in the bin dir
+
+/// A fresh directory, removed at destruction unless MLGO_KEEP_TEST_DIRS is set.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return Path; }
+  std::string operator/(const std::string &rel) const { return Path + "/" + rel; }
+
+private:
+  std::string Path;
+};
+
+std::string readFile(const std::string &path);
+void writeFile(const std::string &path, const std::string &data); // makes parent dirs
+bool exists(const std::string &path);
+/// Every file and directory below `dir`, relative, sorted; directories end in '/'.
+std::set<std::string> listTree(const std::string &dir, bool includeHidden = false);
+
+/// Compiles C source text to an object with clang-22 and embedded bitcode.
+void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");
+
+} // namespace mlgo::test

@@ -1,0 +1,63 @@
+#include "mlgo/corpus/ModuleNaming.h"
+#include "mlgo/support/PathUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlgo;
+
+namespace {
+
+TEST(PathUtil, JoinHasPythonSemantics) {
+  EXPECT_EQ(joinPath("/output/directory", "lib/bar.o"), "/output/directory/lib/bar.o");
+  EXPECT_EQ(joinPath("", "lib/obj_file.o"), "lib/obj_file.o");
+  EXPECT_EQ(joinPath("base/", "x"), "base/x");
+  EXPECT_EQ(joinPath("base", "/abs/x"), "/abs/x");
+}
+
+TEST(PathUtil, Normalize) {
+  EXPECT_EQ(normalizePath("./a.o"), "a.o");
+  EXPECT_EQ(normalizePath("a//b/./c/../d.o"), "a/b/d.o");
+  EXPECT_EQ(normalizePath("../../x"), "../../x");
+  EXPECT_EQ(normalizePath("a/../../x"), "../x");
+  EXPECT_EQ(normalizePath("/../x"), "/x");
+  EXPECT_EQ(normalizePath("a/.."), ".");
+}
+
+TEST(PathUtil, DirAndBaseName) {
+  EXPECT_EQ(dirName("lib/Foo/bar.cpp.o").str(), "lib/Foo");
+  EXPECT_EQ(dirName("bar.o").str(), "");
+  EXPECT_EQ(baseName("lib/Foo/bar.cpp.o").str(), "bar.cpp.o");
+  EXPECT_TRUE(isWithin("/a/b/c", "/a/b"));
+  EXPECT_FALSE(isWithin("/a/bc", "/a/b"));
+}
+
+std::string name(const std::string &rel, const std::string &base) {
+  auto n = moduleNameForObject(rel, base);
+  if (!n)
+    return "error: " + llvm::toString(n.takeError());
+  return *n;
+}
+
+TEST(ModuleNaming, NormalNamesAreKeptVerbatim) {
+  EXPECT_EQ(name("lib/Foo/bar.cpp.o", "/build"), "lib/Foo/bar.cpp.o");
+  EXPECT_EQ(name("a.o", ""), "a.o");
+}
+
+TEST(ModuleNaming, EscapesStayInsideTheCorpus) {
+  // corpus-format.md X3.
+  EXPECT_EQ(name("/abs/build/x.o", "/abs/build"), "x.o");
+  EXPECT_EQ(name("/elsewhere/x.o", "/abs/build"), "_abs/elsewhere/x.o");
+  EXPECT_EQ(name("../top.o", "/abs/build"), "_up/top.o");
+  EXPECT_EQ(name("../../a/b.o", "/x"), "_up/_up/a/b.o");
+  EXPECT_EQ(name("./sub/../a.o", "/x"), "a.o");
+  EXPECT_EQ(name("/abs/build/../other/y.o", "/abs/build"), "_abs/abs/other/y.o");
+}
+
+TEST(ModuleNaming, PathsThatNameNoFileAreErrors) {
+  EXPECT_NE(name("", "/x").find("error"), std::string::npos);
+  EXPECT_NE(name(".", "/x").find("error"), std::string::npos);
+  EXPECT_NE(name("..", "/x").find("error"), std::string::npos);
+  EXPECT_NE(name("/", "/x").find("error"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,121 @@
+#include "mlgo/extract/Journal.h"
+#include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/CommandLine.h"
+
+#include "support/TestSupport.h"
+
+using namespace mlgo;
+using namespace mlgo::test;
+
+namespace {
+
+TEST(AtomicFile, WritesAndReplaces) {
+  TempDir dir;
+  ASSERT_FALSE(static_cast<bool>(writeFileAtomically(dir / "f", "one")));
+  ASSERT_FALSE(static_cast<bool>(writeFileAtomically(dir / "f", "two")));
+  EXPECT_EQ(readFile(dir / "f"), "two");
+  EXPECT_EQ(listTree(dir.path()), (std::set<std::string>{"f"})); // no temp left
+  llvm::Error e = writeFileAtomically(dir / "no/such/dir/f", "x");
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("no/such/dir"), std::string::npos);
+}
+
+TEST(AtomicFile, StagedFilesAppearTogetherOrNotAtAll) {
+  TempDir dir;
+  writeFile(dir / "stage/.keep", "");
+  {
+    StagedFiles files(dir / "stage");
+    ASSERT_FALSE(static_cast<bool>(files.add(dir / "out/m.bc", "bc")));
+    ASSERT_FALSE(static_cast<bool>(files.add(dir / "out/m.cmd", "cmd")));
+    EXPECT_FALSE(exists(dir / "out"));
+    ASSERT_FALSE(static_cast<bool>(files.commit()));
+  }
+  EXPECT_EQ(readFile(dir / "out/m.bc"), "bc");
+  {
+    StagedFiles abandoned(dir / "stage");
+    ASSERT_FALSE(static_cast<bool>(abandoned.add(dir / "out/n.bc", "bc")));
+  }
+  EXPECT_FALSE(exists(dir / "out/n.bc"));
+  EXPECT_EQ(listTree(dir / "stage"), (std::set<std::string>{".keep"}));
+}
+
+TEST(Journal, RoundTripAndTornLine) {
+  TempDir dir;
+  ModuleOutcome a;
+  a.Input = "/x/a.o";
+  a.Name = "a.o";
+  a.Status = ModuleStatus::Ok;
+  a.InputSize = 42;
+  a.InputMtimeNs = 1234567890123;
+  ModuleOutcome b = a;
+  b.Input = "/x/b.o";
+  b.Status = ModuleStatus::Failed;
+  b.Reason = "invalid_bitcode";
+  {
+    JournalWriter w;
+    ASSERT_FALSE(static_cast<bool>(w.open(dir / "j", true)));
+    w.append(a);
+    w.append(b);
+  }
+  writeFile(dir / "j", readFile(dir / "j") + "{\"input\": \"/x/c.o\", \"na"); // killed mid-write
+  auto records = readJournal(dir / "j");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].Input, "/x/a.o");
+  EXPECT_EQ(records[0].InputMtimeNs, 1234567890123);
+  EXPECT_EQ(records[1].Reason, "invalid_bitcode");
+  EXPECT_TRUE(readJournal(dir / "missing").empty());
+}
+
+int parse(CLI::App &app, std::vector<std::string> args) {
+  std::vector<char *> argv{const_cast<char *>("tool")};
+  for (auto &a : args)
+    argv.push_back(a.data());
+  auto exit = parseCommandLine(app, static_cast<int>(argv.size()), argv.data());
+  return exit ? *exit : -1;
+}
+
+TEST(CommandLine, UniquePrefixesAndBothValueForms) {
+  CLI::App app{"t", "tool"};
+  std::string out, input;
+  app.add_option("--output_dir,--output-dir", out);
+  app.add_option("--input", input);
+  app.add_option("--input_type", input);
+  EXPECT_EQ(parse(app, {"--out=x", "--input", "y"}), -1);
+  EXPECT_EQ(out, "x");
+  EXPECT_EQ(input, "y");
+  CLI::App app2{"t", "tool"};
+  app2.add_option("--output_dir,--output-dir", out);
+  app2.add_option("--input", input);
+  app2.add_option("--input_type", input);
+  EXPECT_EQ(parse(app2, {"--output-dir", "z"}), -1);
+  EXPECT_EQ(out, "z");
+  CLI::App app3{"t", "tool"};
+  app3.add_option("--input", input);
+  app3.add_option("--input_type", input);
+  EXPECT_EQ(parse(app3, {"--input=q"}), -1); // an exact name is never ambiguous
+  CLI::App app3b{"t", "tool"};
+  app3b.add_option("--input", input);
+  app3b.add_option("--input_type", input);
+  EXPECT_EQ(parse(app3b, {"--inp=q"}), 2); // argparse: could match --input, --input_type
+  CLI::App app4{"t", "tool"};
+  app4.add_option("--input_a", input);
+  app4.add_option("--input_b", input);
+  EXPECT_EQ(parse(app4, {"--input_=q"}), 2); // ambiguous
+  CLI::App app5{"t", "tool"};
+  EXPECT_EQ(parse(app5, {"--unknown"}), 2);
+}
+
+TEST(CommandLine, BareOptionalValueMeansNone) {
+  CLI::App app{"t", "tool"};
+  CLI::Option *filter = app.add_option("--cmd_filter")->expected(0, 1);
+  std::string out;
+  app.add_option("--output_dir", out);
+  EXPECT_EQ(parse(app, {"--cmd_filter", "--output_dir=o"}), -1);
+  EXPECT_FALSE(optionalValue(filter).has_value());
+  CLI::App app2{"t", "tool"};
+  CLI::Option *filter2 = app2.add_option("--cmd_filter")->expected(0, 1);
+  EXPECT_EQ(parse(app2, {"--cmd_filter=^-O2$"}), -1);
+  EXPECT_EQ(optionalValue(filter2).value_or(""), "^-O2$");
+}
+
+} // namespace
