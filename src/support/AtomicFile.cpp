@@ -9,94 +9,162 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace mlgo {
+namespace {
 
-std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem) {
-  static std::atomic<unsigned long> Counter{0};
-  std::string name = stem.str() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(Counter++);
-  return joinPath(dir, name);
+llvm::Error errnoError(int err, const char *what, const std::string &path) {
+  return llvm::createStringError(std::error_code(err, std::generic_category()), "%s %s: %s", what, path.c_str(),
+                                 std::strerror(err));
 }
 
-llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, unsigned mode) {
-  std::string p = path.str();
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot create %s: %s",
-                                   p.c_str(), std::strerror(errno));
+llvm::Error writeAll(int fd, llvm::StringRef data, const std::string &path) {
   const char *cursor = data.data();
   size_t left = data.size();
   while (left > 0) {
     ssize_t n = ::write(fd, cursor, left);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(p.c_str());
-      return llvm::createStringError(std::error_code(err, std::generic_category()), "cannot write %s: %s",
-                                     p.c_str(), std::strerror(err));
-    }
+    if (n <= 0)
+      return errnoError(n < 0 ? errno : ENOSPC, "cannot write", path);
     cursor += n;
     left -= static_cast<size_t>(n);
-  }
-  // Honour the requested bits even under a restrictive umask (make_corpus
-  // copies permission bits like shutil.copy).
-  if (::fchmod(fd, mode) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(p.c_str());
-    return llvm::createStringError(std::error_code(err, std::generic_category()), "cannot finish %s: %s",
-                                   p.c_str(), std::strerror(err));
   }
   return llvm::Error::success();
 }
 
-static llvm::Error renameInto(const std::string &from, const std::string &to) {
+std::string procFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// O_TMPFILE needs file-system support and /proc to link the file by name.
+bool unnamedFilesUsable() {
+  static const bool Usable = ::access("/proc/self/fd", X_OK) == 0;
+  return Usable;
+}
+
+llvm::Error renameOver(const std::string &from, const std::string &to) {
   if (::rename(from.c_str(), to.c_str()) == 0)
     return llvm::Error::success();
   int err = errno;
   ::unlink(from.c_str());
-  return llvm::createStringError(std::error_code(err, std::generic_category()), "cannot rename into %s: %s",
-                                 to.c_str(), std::strerror(err));
+  return errnoError(err, "cannot rename into", to);
+}
+
+} // namespace
+
+std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem) {
+  static std::atomic<unsigned long> Counter{0};
+  static const std::string Pid = std::to_string(::getpid());
+  return joinPath(dir, stem.str() + ".tmp." + Pid + "." + std::to_string(Counter++));
+}
+
+llvm::Error ensureDirectory(llvm::StringRef dir) {
+  static std::mutex Mutex;
+  static std::unordered_set<std::string> Made;
+  if (dir.empty())
+    return llvm::Error::success();
+  std::string key = dir.str();
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    if (Made.count(key))
+      return llvm::Error::success();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError(ec, "cannot create directory %s: %s", key.c_str(), ec.message().c_str());
+  std::lock_guard<std::mutex> lock(Mutex);
+  Made.insert(std::move(key));
+  return llvm::Error::success();
+}
+
+llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::optional<unsigned> mode) {
+  std::string p = path.str();
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode.value_or(0644));
+  if (fd < 0)
+    return errnoError(errno, "cannot create", p);
+  llvm::Error e = writeAll(fd, data, p);
+  if (!e && mode && ::fchmod(fd, *mode) != 0)
+    e = errnoError(errno, "cannot set the mode of", p);
+  if (::close(fd) != 0 && !e)
+    e = errnoError(errno, "cannot finish", p);
+  if (e)
+    ::unlink(p.c_str());
+  return e;
 }
 
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data) {
-  std::string dir = dirName(path).str();
-  std::string temporary = temporaryNameIn(dir, baseName(path));
+  std::string temporary = temporaryNameIn(dirName(path), baseName(path));
   if (llvm::Error e = writeNewFile(temporary, data))
     return e;
-  return renameInto(temporary, path.str());
+  return renameOver(temporary, path.str());
 }
 
 StagedFiles::~StagedFiles() {
-  for (const Entry &e : Entries)
-    ::unlink(e.temporary.c_str());
+  for (const Entry &e : Entries) {
+    if (e.Fd >= 0)
+      ::close(e.Fd);
+    if (!e.Temporary.empty())
+      ::unlink(e.Temporary.c_str());
+  }
 }
 
-llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, unsigned mode) {
-  std::string temporary = temporaryNameIn(StagingDir, "staged");
-  if (llvm::Error e = writeNewFile(temporary, data, mode))
-    return e;
-  Entries.push_back({std::move(temporary), finalPath.str()});
+llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, std::optional<unsigned> mode) {
+  Entry entry;
+  entry.Final = finalPath.str();
+  std::string dir = dirName(finalPath).str();
+  if (unnamedFilesUsable()) {
+    if (llvm::Error e = ensureDirectory(dir))
+      return e;
+    entry.Fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode.value_or(0644));
+  }
+  if (entry.Fd >= 0) {
+    llvm::Error e = writeAll(entry.Fd, data, entry.Final);
+    if (!e && mode && ::fchmod(entry.Fd, *mode) != 0)
+      e = errnoError(errno, "cannot set the mode of", entry.Final);
+    if (e) {
+      ::close(entry.Fd);
+      return e;
+    }
+  } else {
+    entry.Temporary = temporaryNameIn(StagingDir, "staged");
+    if (llvm::Error e = writeNewFile(entry.Temporary, data, mode))
+      return e;
+  }
+  Entries.push_back(std::move(entry));
   return llvm::Error::success();
 }
 
 llvm::Error StagedFiles::commit() {
-  for (const Entry &e : Entries) {
-    llvm::StringRef dir = dirName(e.final);
-    if (!dir.empty())
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return llvm::createStringError(ec, "cannot create directory %s: %s", dir.str().c_str(),
-                                       ec.message().c_str());
-  }
   for (size_t i = 0; i < Entries.size(); ++i) {
-    if (llvm::Error e = renameInto(Entries[i].temporary, Entries[i].final)) {
-      // Keep the module all-or-nothing: undo the renames already done.
+    Entry &entry = Entries[i];
+    llvm::Error e = llvm::Error::success();
+    if (entry.Fd >= 0) {
+      std::string source = procFdPath(entry.Fd);
+      if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, entry.Final.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        if (errno != EEXIST) {
+          e = errnoError(errno, "cannot link", entry.Final);
+        } else {
+          // Replace an existing file atomically: link to a temporary name, rename over.
+          std::string temporary = temporaryNameIn(dirName(entry.Final), baseName(entry.Final));
+          if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, temporary.c_str(), AT_SYMLINK_FOLLOW) != 0)
+            e = errnoError(errno, "cannot link", temporary);
+          else
+            e = renameOver(temporary, entry.Final);
+        }
+      }
+      ::close(entry.Fd);
+      entry.Fd = -1;
+    } else {
+      if (!(e = ensureDirectory(dirName(entry.Final))))
+        e = renameOver(entry.Temporary, entry.Final);
+      entry.Temporary.clear();
+    }
+    if (e) {
+      // Keep the module all-or-nothing: undo what was already made visible.
       for (size_t j = 0; j < i; ++j)
-        ::unlink(Entries[j].final.c_str());
-      Entries.erase(Entries.begin(), Entries.begin() + static_cast<long>(i) + 1);
+        ::unlink(Entries[j].Final.c_str());
       return e;
     }
   }

@@ -27,7 +27,8 @@ TEST(AtomicFile, StagedFilesAppearTogetherOrNotAtAll) {
     StagedFiles files(dir / "stage");
     ASSERT_FALSE(static_cast<bool>(files.add(dir / "out/m.bc", "bc")));
     ASSERT_FALSE(static_cast<bool>(files.add(dir / "out/m.cmd", "cmd")));
-    EXPECT_FALSE(exists(dir / "out"));
+    EXPECT_FALSE(exists(dir / "out/m.bc")); // nothing visible before commit
+    EXPECT_EQ(listTree(dir / "out"), std::set<std::string>{});
     ASSERT_FALSE(static_cast<bool>(files.commit()));
   }
   EXPECT_EQ(readFile(dir / "out/m.bc"), "bc");

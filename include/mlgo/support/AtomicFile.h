@@ -1,10 +1,11 @@
-// Output files appear whole or not at all: data goes to a temporary file
-// that is renamed into place only when complete.
+// Output files appear whole or not at all: data goes to an unnamed or
+// temporary file that is linked or renamed into place only when complete.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,31 +18,41 @@ std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem);
 /// Writes `data` to `path` through a temporary sibling and a rename.
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data);
 
-/// Writes `data` to a new file at `path` (which must not exist). `mode` is
-/// the permission bits.
-llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, unsigned mode = 0644);
+/// Writes `data` to a new file at `path` (which must not exist). With a
+/// `mode`, the file gets exactly those permission bits, whatever the umask.
+llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::optional<unsigned> mode = std::nullopt);
 
 /// Files that must appear together (one corpus module's .bc, .cmd and
-/// .thinlto.bc). Each is written to a temporary name in `stagingDir` (on the
-/// same file system as the destinations); commit() renames them into place.
-/// Whatever was not committed is removed on destruction.
+/// .thinlto.bc). Each is written to an unnamed file (O_TMPFILE) in its final
+/// directory, or where the file system lacks those, to a temporary name in
+/// `fallbackStagingDir`; commit() links or renames them into place. A crash
+/// leaves no partial file behind: unnamed files vanish with the process.
+/// Whatever was not committed is discarded on destruction.
 class StagedFiles {
 public:
-  explicit StagedFiles(std::string stagingDir) : StagingDir(std::move(stagingDir)) {}
+  explicit StagedFiles(std::string fallbackStagingDir) : StagingDir(std::move(fallbackStagingDir)) {}
   StagedFiles(const StagedFiles &) = delete;
   StagedFiles &operator=(const StagedFiles &) = delete;
   ~StagedFiles();
 
-  llvm::Error add(llvm::StringRef finalPath, llvm::StringRef data, unsigned mode = 0644);
-  /// Creates the destination directories and renames every staged file.
+  /// Creates the destination directory if needed and writes `data`.
+  llvm::Error add(llvm::StringRef finalPath, llvm::StringRef data, std::optional<unsigned> mode = std::nullopt);
+  /// Makes every staged file visible under its final name, replacing any
+  /// existing file atomically.
   llvm::Error commit();
 
 private:
   struct Entry {
-    std::string temporary, final;
+    std::string Final;
+    int Fd = -1;           // an unnamed O_TMPFILE file
+    std::string Temporary; // or a named temporary file
   };
   std::string StagingDir;
   std::vector<Entry> Entries;
 };
+
+/// mkdir -p, remembering directories already made so a hot loop over
+/// thousands of modules does not repeat the system calls.
+llvm::Error ensureDirectory(llvm::StringRef dir);
 
 } // namespace mlgo
