@@ -11,7 +11,7 @@ bool hasBitcodeMagic(llvm::StringRef bytes) {
 
 llvm::Error checkBitcode(llvm::StringRef bytes) {
   if (bytes.empty())
-    return llvm::createStringError("the bitcode section is empty");
+    return llvm::createStringError("empty: 0 bytes of bitcode");
   if (!hasBitcodeMagic(bytes))
     return llvm::createStringError("not bitcode: no BC C0 DE or wrapper magic");
   auto modules = llvm::getBitcodeModuleList(llvm::MemoryBufferRef(bytes, "<embedded bitcode>"));

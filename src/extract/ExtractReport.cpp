@@ -44,17 +44,26 @@ nlohmann::ordered_json buildExtractReport(const std::vector<ModuleOutcome> &outc
   nlohmann::ordered_json problems = nlohmann::ordered_json::array();
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
   for (const ModuleOutcome &o : outcomes) {
-    for (const std::string &w : o.Warnings)
-      warnings.push_back({{"input", o.Input}, {"name", o.Name}, {"warning", w}});
+    for (const std::string &w : o.Warnings) {
+      nlohmann::ordered_json entry{{"input", o.Input}};
+      if (!o.Member.empty())
+        entry["member"] = o.Member;
+      entry["name"] = o.Name;
+      entry["warning"] = w;
+      warnings.push_back(std::move(entry));
+    }
     if (o.Status == ModuleStatus::Ok)
       continue;
     ++reasons[o.Reason];
-    problems.push_back({{"input", o.Input},
-                        {"origin", o.Origin},
-                        {"name", o.Name},
-                        {"status", statusName(o.Status)},
-                        {"reason", o.Reason},
-                        {"detail", o.Detail}});
+    nlohmann::ordered_json entry{{"input", o.Input}};
+    if (!o.Member.empty())
+      entry["member"] = o.Member;
+    entry["origin"] = o.Origin;
+    entry["name"] = o.Name;
+    entry["status"] = statusName(o.Status);
+    entry["reason"] = o.Reason;
+    entry["detail"] = o.Detail;
+    problems.push_back(std::move(entry));
   }
   report["reasons"] = reasons;
   report["problems"] = std::move(problems);

@@ -10,6 +10,8 @@
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
 
+#include "llvm/Object/Archive.h"
+#include "llvm/Object/Binary.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -22,17 +24,19 @@
 #include <csignal>
 #include <cstring>
 #include <dirent.h>
+#include <map>
 #include <sys/stat.h>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace mlgo {
 namespace {
 
+using Outcomes = std::vector<ModuleOutcome>;
+
 struct WorkItem {
   ObjectCandidate Candidate;
-  size_t OutcomeIndex;
+  size_t Slot;
 };
 
 ModuleOutcome failure(ModuleOutcome outcome, const char *reason, std::string detail,
@@ -47,7 +51,7 @@ std::string modulePath(const ExtractOptions &options, const std::string &name, c
   return joinPath(options.OutputDir, name + suffix);
 }
 
-bool fileExists(const std::string &path) {
+bool isRegularFile(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
@@ -55,7 +59,7 @@ bool fileExists(const std::string &path) {
 // The files a finished module must have on disk.
 std::vector<std::string> expectedFiles(const ExtractOptions &options, const std::string &name) {
   std::vector<std::string> files{modulePath(options, name, ".bc")};
-  if (options.ThinLTO != ThinLTOMode::Local)
+  if (options.Source == SourceKind::Objects && options.ThinLTO != ThinLTOMode::Local)
     files.push_back(modulePath(options, name, ".cmd"));
   if (options.ThinLTO != ThinLTOMode::None)
     files.push_back(modulePath(options, name, ".thinlto.bc"));
@@ -80,52 +84,120 @@ void addConsumerWarnings(ModuleOutcome &outcome, llvm::StringRef cmd) {
     outcome.Warnings.push_back("cmd_not_cc1");
 }
 
+// Names archive members inside the archive's module name, uniquely:
+// lib/libfoo.a/x.o, and lib/libfoo.a/x.o@2 for a second member named x.o.
+// Thin archives may store paths; only the file name is used.
+class MemberNamer {
+public:
+  explicit MemberNamer(std::string archiveName) : Archive(std::move(archiveName)) {}
+  std::string name(llvm::StringRef member) {
+    std::string leaf = baseName(member).str();
+    if (leaf.empty() || leaf == "." || leaf == "..")
+      leaf = "member";
+    unsigned seen = ++Seen[leaf];
+    return Archive + "/" + leaf + (seen > 1 ? "@" + std::to_string(seen) : "");
+  }
+
+private:
+  std::string Archive;
+  std::map<std::string, unsigned> Seen;
+};
+
 class ModuleExtractor {
 public:
   ModuleExtractor(const ExtractOptions &options, std::string stagingDir)
       : Options(options), StagingDir(std::move(stagingDir)) {}
 
-  ModuleOutcome extract(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
-    return Options.ThinLTO == ThinLTOMode::Local ? extractLocalThinLTO(candidate, std::move(outcome))
-                                                 : extractObject(candidate, std::move(outcome));
+  Outcomes extract(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
+    if (Options.ThinLTO == ThinLTOMode::Local)
+      return {extractLocalThinLTO(candidate, std::move(outcome))};
+    if (Options.Source == SourceKind::BitcodeFiles)
+      return {copyBitcodeFile(std::move(outcome))};
+    return extractObjectOrArchive(candidate, std::move(outcome));
   }
 
 private:
-  ModuleOutcome extractObject(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
-    const std::string &input = outcome.Input;
+  Outcomes extractObjectOrArchive(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
     std::string error;
-    std::unique_ptr<llvm::MemoryBuffer> buffer = readWholeFile(input, error);
+    std::unique_ptr<llvm::MemoryBuffer> buffer = readWholeFile(outcome.Input, error);
     if (!buffer)
-      return failure(std::move(outcome), "input_unreadable", error);
-    auto object = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
-    if (!object)
-      return failure(std::move(outcome), "not_an_object",
-                     input + ": not an object file: " + llvm::toString(object.takeError()));
+      return {failure(std::move(outcome), "input_unreadable", error)};
+    auto binary = llvm::object::createBinary(buffer->getMemBufferRef());
+    if (!binary)
+      return {failure(std::move(outcome), "not_an_object",
+                      outcome.Input + ": not an object file: " + llvm::toString(binary.takeError()))};
+    if (auto *object = llvm::dyn_cast<llvm::object::ObjectFile>(binary->get()))
+      return {extractFromObject(*object, candidate, std::move(outcome))};
+    if (auto *archive = llvm::dyn_cast<llvm::object::Archive>(binary->get()))
+      return extractFromArchive(*archive, candidate, std::move(outcome));
+    return {failure(std::move(outcome), "not_an_object", outcome.Input + ": not an object file or archive")};
+  }
 
-    auto bitcode = findSectionContents(**object, Options.BitcodeSection);
+  // Each member with embedded bitcode becomes a module named after the
+  // archive and the member.
+  Outcomes extractFromArchive(const llvm::object::Archive &archive, const ObjectCandidate &candidate,
+                              ModuleOutcome outcome) const {
+    Outcomes outcomes;
+    MemberNamer namer(outcome.Name);
+    llvm::Error err = llvm::Error::success();
+    for (const llvm::object::Archive::Child &child : archive.children(err)) {
+      ModuleOutcome member = outcome;
+      auto memberName = child.getName();
+      member.Member = memberName ? memberName->str() : "?";
+      if (!memberName)
+        llvm::consumeError(memberName.takeError());
+      member.Name = namer.name(member.Member);
+      auto memberBuffer = child.getMemoryBufferRef();
+      if (!memberBuffer) {
+        outcomes.push_back(failure(std::move(member), "input_unreadable",
+                                   outcome.Input + "(" + member.Member +
+                                       "): " + llvm::toString(memberBuffer.takeError())));
+        continue;
+      }
+      auto object = llvm::object::ObjectFile::createObjectFile(*memberBuffer);
+      if (!object) {
+        outcomes.push_back(failure(std::move(member), "not_an_object",
+                                   outcome.Input + "(" + member.Member +
+                                       "): not an object file: " + llvm::toString(object.takeError())));
+        continue;
+      }
+      outcomes.push_back(extractFromObject(**object, candidate, std::move(member)));
+    }
+    if (err)
+      outcomes.push_back(failure(std::move(outcome), "not_an_object",
+                                 outcome.Input + ": malformed archive: " + llvm::toString(std::move(err))));
+    else if (outcomes.empty())
+      outcomes.push_back(failure(std::move(outcome), "empty_archive", outcome.Input + ": the archive has no members"));
+    return outcomes;
+  }
+
+  ModuleOutcome extractFromObject(const llvm::object::ObjectFile &object, const ObjectCandidate &candidate,
+                                  ModuleOutcome outcome) const {
+    std::string where = outcome.Input + (outcome.Member.empty() ? "" : "(" + outcome.Member + ")");
+    auto bitcode = findSectionContents(object, Options.BitcodeSection);
     if (!bitcode)
-      return failure(std::move(outcome), "section_unreadable", llvm::toString(bitcode.takeError()));
+      return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(bitcode.takeError()));
     if (!*bitcode)
-      return failure(std::move(outcome), "bitcode_section_missing", missingSectionDetail(**object, Options.BitcodeSection));
-    auto cmd = findSectionContents(**object, Options.CmdSection);
+      return failure(std::move(outcome), "bitcode_section_missing", missingSectionDetail(object, Options.BitcodeSection));
+    auto cmd = findSectionContents(object, Options.CmdSection);
     if (!cmd)
-      return failure(std::move(outcome), "section_unreadable", llvm::toString(cmd.takeError()));
+      return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(cmd.takeError()));
     if (!*cmd)
-      return failure(std::move(outcome), "cmd_section_missing", missingSectionDetail(**object, Options.CmdSection));
+      return failure(std::move(outcome), "cmd_section_missing", missingSectionDetail(object, Options.CmdSection));
 
     if (llvm::Error e = verify(**bitcode, outcome))
-      return failure(std::move(outcome), "invalid_bitcode", input + ": " + llvm::toString(std::move(e)));
+      return failure(std::move(outcome), "invalid_bitcode", where + ": " + llvm::toString(std::move(e)));
     if (Options.Filter && !Options.Filter->matches(**cmd))
       return failure(std::move(outcome), "cmd_filter",
-                     "Excluding module " + input + " because it does not match the filter",
-                     ModuleStatus::Filtered);
+                     "Excluding module " + where + " because it does not match the filter", ModuleStatus::Filtered);
 
+    std::string error;
     std::unique_ptr<llvm::MemoryBuffer> index;
     if (Options.ThinLTO == ThinLTOMode::Distributed) {
       std::optional<std::string> indexPath = thinLTOIndexPath(**cmd, candidate.Base);
       if (!indexPath)
         return failure(std::move(outcome), "thinlto_index_option_missing",
-                       input + ": no -fthinlto-index in its embedded command line");
+                       where + ": no -fthinlto-index in its embedded command line");
       index = readWholeFile(*indexPath, error);
       if (!index)
         return failure(std::move(outcome), "thinlto_index_missing", "ThinLTO index " + error);
@@ -138,12 +210,7 @@ private:
       e = files.add(modulePath(Options, outcome.Name, ".thinlto.bc"), index->getBuffer());
     if (!e)
       e = files.add(modulePath(Options, outcome.Name, ".bc"), **bitcode);
-    if (!e)
-      e = files.commit();
-    if (e)
-      return failure(std::move(outcome), "write_failed", llvm::toString(std::move(e)));
-    outcome.Status = ModuleStatus::Ok;
-    return outcome;
+    return commit(files, std::move(e), std::move(outcome));
   }
 
   ModuleOutcome extractLocalThinLTO(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
@@ -161,10 +228,36 @@ private:
     llvm::Error e = files.add(modulePath(Options, outcome.Name, ".thinlto.bc"), index->getBuffer());
     if (!e)
       e = files.add(modulePath(Options, outcome.Name, ".bc"), imported->getBuffer());
-    if (!e)
-      e = files.commit();
-    if (e)
-      return failure(std::move(outcome), "write_failed", llvm::toString(std::move(e)));
+    return commit(files, std::move(e), std::move(outcome));
+  }
+
+  // make-corpus: the file is the module; its permission bits are kept.
+  ModuleOutcome copyBitcodeFile(ModuleOutcome outcome) const {
+    std::string error;
+    auto bitcode = readWholeFile(outcome.Input, error);
+    if (!bitcode)
+      return failure(std::move(outcome), "input_unreadable", error);
+    if (llvm::Error e = verify(bitcode->getBuffer(), outcome))
+      return failure(std::move(outcome), "invalid_bitcode", outcome.Input + ": " + llvm::toString(std::move(e)));
+    std::string destination = modulePath(Options, outcome.Name, ".bc");
+    struct stat source, target;
+    if (::stat(outcome.Input.c_str(), &source) != 0)
+      return failure(std::move(outcome), "input_unreadable", outcome.Input + ": " + std::strerror(errno));
+    if (::stat(destination.c_str(), &target) == 0 && source.st_dev == target.st_dev &&
+        source.st_ino == target.st_ino) {
+      outcome.Status = ModuleStatus::Ok; // already in place (input_dir == output_dir)
+      return outcome;
+    }
+    StagedFiles files(StagingDir);
+    llvm::Error e = files.add(destination, bitcode->getBuffer(), source.st_mode & 07777);
+    return commit(files, std::move(e), std::move(outcome));
+  }
+
+  static ModuleOutcome commit(StagedFiles &files, llvm::Error staged, ModuleOutcome outcome) {
+    if (!staged)
+      staged = files.commit();
+    if (staged)
+      return failure(std::move(outcome), "write_failed", llvm::toString(std::move(staged)));
     outcome.Status = ModuleStatus::Ok;
     return outcome;
   }
@@ -220,6 +313,33 @@ void removeStaleStaging(const std::string &stateDir) {
     llvm::sys::fs::remove_directories(path);
 }
 
+// A candidate's journaled results can be reused when they are all ok, the
+// input is unchanged and every file is still there.
+std::optional<Outcomes> reusable(const Outcomes &records, const ModuleOutcome &current,
+                                 const ExtractOptions &options) {
+  if (records.empty())
+    return std::nullopt;
+  for (const ModuleOutcome &r : records) {
+    if (r.Status != ModuleStatus::Ok || r.InputSize != current.InputSize || r.InputMtimeNs != current.InputMtimeNs)
+      return std::nullopt;
+    if (r.Member.empty() && r.Name != current.Name)
+      return std::nullopt;
+    for (const std::string &file : expectedFiles(options, r.Name))
+      if (!isRegularFile(file))
+        return std::nullopt;
+  }
+  Outcomes reused;
+  for (const ModuleOutcome &r : records) {
+    ModuleOutcome o = current;
+    o.Member = r.Member;
+    o.Name = r.Name;
+    o.Status = ModuleStatus::Ok;
+    o.Resumed = true;
+    reused.push_back(std::move(o));
+  }
+  return reused;
+}
+
 } // namespace
 
 std::string stateDirectory(llvm::StringRef outputDir) { return joinPath(outputDir, ".mlgo-corpus"); }
@@ -234,24 +354,25 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   if (std::error_code ec = llvm::sys::fs::create_directories(stagingDir))
     return llvm::createStringError(ec, "cannot create %s: %s", stagingDir.c_str(), ec.message().c_str());
 
-  std::string journalPath = joinPath(stateDir, "extract_ir.journal");
-  std::unordered_map<std::string, ModuleOutcome> journaled;
+  std::string journalPath = joinPath(stateDir, options.StateName + ".journal");
+  std::unordered_map<std::string, Outcomes> journaled;
   if (options.Resume)
     for (ModuleOutcome &record : readJournal(journalPath))
-      if (record.Status == ModuleStatus::Ok)
-        journaled[record.Input] = std::move(record);
+      journaled[record.Input].push_back(std::move(record));
   JournalWriter journal;
   if (llvm::Error e = journal.open(journalPath, /*truncate=*/!options.Resume))
     return std::move(e);
 
-  ExtractResult result;
+  // One slot per input entry, in input order; a slot holds one outcome, or
+  // one per member for an archive.
+  std::vector<Outcomes> slots;
   for (const SkippedEntry &skipped : input.Skipped) {
     ModuleOutcome o;
     o.Origin = skipped.Origin;
     o.Status = ModuleStatus::Skipped;
     o.Reason = skipped.Reason;
     o.Detail = skipped.Detail;
-    result.Outcomes.push_back(std::move(o));
+    slots.push_back({std::move(o)});
   }
 
   // Plan: dedupe inputs, derive names, refuse collisions, reuse resumed work.
@@ -262,106 +383,99 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     ModuleOutcome outcome;
     outcome.Input = joinPath(candidate.Base, candidate.Rel);
     outcome.Origin = candidate.Origin;
-    std::string key = absolutePath(outcome.Input);
-    auto [first, isNew] = firstOriginByInput.emplace(key, candidate.Origin);
+    auto reject = [&](const char *reason, std::string detail, ModuleStatus status = ModuleStatus::Failed) {
+      slots.push_back({failure(std::move(outcome), reason, std::move(detail), status)});
+    };
+    auto [first, isNew] = firstOriginByInput.emplace(absolutePath(outcome.Input), candidate.Origin);
     if (!isNew) {
       log::warning(outcome.Input + " is listed more than once; extracting it once (first at " + first->second + ")");
-      result.Outcomes.push_back(failure(std::move(outcome), "duplicate",
-                                        "same object as " + first->second, ModuleStatus::Duplicate));
+      reject("duplicate", "same input as " + first->second, ModuleStatus::Duplicate);
       continue;
     }
-    auto name = moduleNameForObject(candidate.Rel, candidate.Base);
-    if (!name) {
-      result.Outcomes.push_back(failure(std::move(outcome), "bad_object_path", llvm::toString(name.takeError())));
-      continue;
+    if (candidate.Name.empty()) {
+      auto name = moduleNameForObject(candidate.Rel, candidate.Base);
+      if (!name) {
+        reject("bad_object_path", llvm::toString(name.takeError()));
+        continue;
+      }
+      outcome.Name = *name;
+    } else {
+      outcome.Name = candidate.Name;
     }
-    outcome.Name = *name;
-    auto [owner, nameIsNew] = inputByName.emplace(*name, outcome.Input);
+    auto [owner, nameIsNew] = inputByName.emplace(outcome.Name, outcome.Input);
     if (!nameIsNew) {
-      result.Outcomes.push_back(failure(std::move(outcome), "name_collision",
-                                        "output name " + *name + " collides with " + owner->second));
+      reject("name_collision", "output name " + outcome.Name + " collides with " + owner->second);
       continue;
     }
     if (options.ThinLTO != ThinLTOMode::Local) {
       struct stat st;
       if (::stat(outcome.Input.c_str(), &st) != 0) {
-        result.Outcomes.push_back(failure(std::move(outcome), "input_missing", outcome.Input + " does not exist."));
+        reject("input_missing", outcome.Input + " does not exist.");
         continue;
       }
       if (S_ISDIR(st.st_mode)) {
-        result.Outcomes.push_back(
-            failure(std::move(outcome), "input_is_directory", outcome.Input + " is a directory, not an object"));
+        reject("input_is_directory", outcome.Input + " is a directory, not a file");
         continue;
       }
       outcome.InputSize = static_cast<uint64_t>(st.st_size);
       outcome.InputMtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     }
-    if (auto done = journaled.find(outcome.Input); done != journaled.end()) {
-      const ModuleOutcome &record = done->second;
-      bool unchanged = record.Name == outcome.Name && record.InputSize == outcome.InputSize &&
-                       record.InputMtimeNs == outcome.InputMtimeNs;
-      bool filesPresent = true;
-      for (const std::string &file : expectedFiles(options, outcome.Name))
-        filesPresent = filesPresent && fileExists(file);
-      if (unchanged && filesPresent) {
-        outcome.Status = ModuleStatus::Ok;
-        outcome.Resumed = true;
-        result.Outcomes.push_back(std::move(outcome));
+    if (auto done = journaled.find(outcome.Input); done != journaled.end())
+      if (std::optional<Outcomes> reused = reusable(done->second, outcome, options)) {
+        slots.push_back(std::move(*reused));
         continue;
       }
-    }
-    work.push_back({candidate, result.Outcomes.size()});
-    result.Outcomes.push_back(std::move(outcome));
+    work.push_back({candidate, slots.size()});
+    slots.push_back({std::move(outcome)});
   }
 
-  // Extract in parallel; each task owns its outcome slot.
+  // Extract in parallel; each task owns its slot.
   unsigned workers = options.NumWorkers ? options.NumWorkers : std::max(1u, std::thread::hardware_concurrency());
   ModuleExtractor extractor(options, stagingDir);
   Progress progress("modules", work.size(), options.ProgressInterval);
-  std::atomic<bool> interrupted{false};
+  std::vector<char> attempted(work.size(), 0);
   tbb::task_arena arena(static_cast<int>(workers));
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, work.size(), 1), [&](const tbb::blocked_range<size_t> &range) {
       for (size_t i = range.begin(); i != range.end(); ++i) {
-        if (interruptRequested()) {
-          interrupted = true;
+        if (interruptRequested())
           return;
+        attempted[i] = 1;
+        Outcomes &slot = slots[work[i].Slot];
+        slot = extractor.extract(work[i].Candidate, std::move(slot.front()));
+        bool ok = true;
+        for (const ModuleOutcome &o : slot) {
+          if (o.Status != ModuleStatus::Ok)
+            log::info((o.Member.empty() ? o.Input : o.Input + "(" + o.Member + ")") + " was not processed: " + o.Detail);
+          ok = ok && o.Status == ModuleStatus::Ok;
+          journal.append(o);
         }
-        ModuleOutcome &slot = result.Outcomes[work[i].OutcomeIndex];
-        slot = extractor.extract(work[i].Candidate, std::move(slot));
-        if (slot.Status != ModuleStatus::Ok)
-          log::info(slot.Input + " was not processed: " + slot.Detail);
-        journal.append(slot);
-        progress.advance(slot.Status == ModuleStatus::Ok);
+        progress.advance(ok);
       }
     });
   });
   progress.finish();
+  journal.close();
   llvm::sys::fs::remove_directories(stagingDir);
 
-  // Interrupted: the unattempted candidates are neither done nor failed.
-  bool wasInterrupted = interrupted || interruptRequested();
-  if (wasInterrupted) {
-    std::unordered_set<size_t> pending;
-    for (const WorkItem &item : work)
-      if (result.Outcomes[item.OutcomeIndex].Status == ModuleStatus::Failed &&
-          result.Outcomes[item.OutcomeIndex].Reason.empty())
-        pending.insert(item.OutcomeIndex);
-    std::vector<ModuleOutcome> finished;
-    for (size_t i = 0; i < result.Outcomes.size(); ++i)
-      if (!pending.count(i))
-        finished.push_back(std::move(result.Outcomes[i]));
-    result.Outcomes = std::move(finished);
-  }
-  journal.close();
+  // Interrupted: candidates never attempted are neither done nor failed.
+  bool interrupted = interruptRequested();
+  if (interrupted)
+    for (size_t i = 0; i < work.size(); ++i)
+      if (!attempted[i])
+        slots[work[i].Slot].clear();
+  ExtractResult result;
+  for (Outcomes &slot : slots)
+    for (ModuleOutcome &o : slot)
+      result.Outcomes.push_back(std::move(o));
 
-  result.Summary = summarize(result.Outcomes, wasInterrupted);
+  result.Summary = summarize(result.Outcomes, interrupted);
   nlohmann::ordered_json report = buildExtractReport(result.Outcomes, result.Summary, options.ReportContext);
-  result.ReportPath = joinPath(stateDir, "extract_ir.report.json");
+  result.ReportPath = joinPath(stateDir, options.StateName + ".report.json");
   if (llvm::Error e = writeFileAtomically(result.ReportPath,
                                           report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
     return std::move(e);
-  if (wasInterrupted)
+  if (interrupted)
     return result;
 
   // A complete run: compact the journal to exactly this run's results.
@@ -373,7 +487,9 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     return std::move(e);
 
   CorpusDescription description;
-  if (options.ThinLTO == ThinLTOMode::Local)
+  if (options.GlobalCommandOverride)
+    description.Fields["global_command_override"] = *options.GlobalCommandOverride;
+  else if (options.ThinLTO == ThinLTOMode::Local)
     description.Fields["global_command_override"] = {"<UNSPECIFIED>"};
   description.Fields["has_thinlto"] = options.ThinLTO != ThinLTOMode::None;
   for (const ModuleOutcome &o : result.Outcomes)

@@ -14,6 +14,8 @@ namespace mlgo {
 std::string journalLine(const ModuleOutcome &outcome) {
   nlohmann::ordered_json line;
   line["input"] = outcome.Input;
+  if (!outcome.Member.empty())
+    line["member"] = outcome.Member;
   line["name"] = outcome.Name;
   line["status"] = statusName(outcome.Status);
   line["reason"] = outcome.Reason;
@@ -35,6 +37,7 @@ std::vector<ModuleOutcome> readJournal(llvm::StringRef path) {
       auto json = nlohmann::json::parse(line);
       ModuleOutcome record;
       record.Input = json.at("input").get<std::string>();
+      record.Member = json.value("member", "");
       record.Name = json.at("name").get<std::string>();
       auto status = parseStatus(json.at("status").get<std::string>());
       if (!status)

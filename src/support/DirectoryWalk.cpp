@@ -46,7 +46,14 @@ llvm::Error listDirectory(const std::string &path, std::vector<Listed> &out) {
   return llvm::Error::success();
 }
 
-void walk(const std::string &root, const std::string &relative, llvm::StringRef suffix,
+bool matches(llvm::StringRef name, const std::vector<llvm::StringRef> &suffixes) {
+  for (llvm::StringRef suffix : suffixes)
+    if (name.ends_with(suffix))
+      return true;
+  return false;
+}
+
+void walk(const std::string &root, const std::string &relative, const std::vector<llvm::StringRef> &suffixes,
           const std::function<void(const WalkEntry &)> &visit) {
   std::vector<Listed> entries;
   if (llvm::Error e = listDirectory(relative.empty() ? root : joinPath(root, relative), entries)) {
@@ -54,16 +61,16 @@ void walk(const std::string &root, const std::string &relative, llvm::StringRef 
     return;
   }
   for (const Listed &entry : entries)
-    if (llvm::StringRef(entry.Name).ends_with(suffix))
+    if (matches(entry.Name, suffixes))
       visit({relative.empty() ? entry.Name : relative + "/" + entry.Name, entry.LooksLikeDirectory});
   for (const Listed &entry : entries)
     if (entry.IsDirectory)
-      walk(root, relative.empty() ? entry.Name : relative + "/" + entry.Name, suffix, visit);
+      walk(root, relative.empty() ? entry.Name : relative + "/" + entry.Name, suffixes, visit);
 }
 
 } // namespace
 
-llvm::Error walkMatching(llvm::StringRef root, llvm::StringRef suffix,
+llvm::Error walkMatching(llvm::StringRef root, std::initializer_list<llvm::StringRef> suffixes,
                          const std::function<void(const WalkEntry &)> &visit) {
   struct stat st;
   std::string rootPath = root.empty() ? "." : root.str();
@@ -72,7 +79,7 @@ llvm::Error walkMatching(llvm::StringRef root, llvm::StringRef suffix,
                                    std::strerror(errno));
   if (!S_ISDIR(st.st_mode))
     return llvm::createStringError("%s: not a directory", rootPath.c_str());
-  walk(rootPath, "", suffix, visit);
+  walk(rootPath, "", std::vector<llvm::StringRef>(suffixes), visit);
   return llvm::Error::success();
 }
 

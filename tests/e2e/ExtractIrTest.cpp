@@ -567,9 +567,9 @@ TEST_F(ExtractIr, OutputsMatchTheirSchemas) {
   std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
   std::string check = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " ";
   mustRun(check + quote(formats + "corpus_description.schema.json") + " " + quote(out + "/corpus_description.json"));
-  mustRun(check + quote(formats + "extract_ir_report.schema.json") + " " +
+  mustRun(check + quote(formats + "extraction_report.schema.json") + " " +
           quote(out + "/.mlgo-corpus/extract_ir.report.json"));
-  mustRun(check + "--lines " + quote(formats + "extract_ir_journal.schema.json") + " " +
+  mustRun(check + "--lines " + quote(formats + "extraction_journal.schema.json") + " " +
           quote(out + "/.mlgo-corpus/extract_ir.journal"));
   // The schema is not vacuous: a report with an unknown reason fails it.
   std::string broken = readFile(out + "/.mlgo-corpus/extract_ir.report.json");
@@ -577,7 +577,7 @@ TEST_F(ExtractIr, OutputsMatchTheirSchemas) {
   ASSERT_NE(broken.find(reason), std::string::npos);
   broken.replace(broken.find(reason), reason.size(), "\"reason\": \"made_up\"");
   writeFile(Work / "broken.json", broken);
-  EXPECT_NE(run(check + quote(formats + "extract_ir_report.schema.json") + " " + quote(Work / "broken.json")).ExitCode, 0);
+  EXPECT_NE(run(check + quote(formats + "extraction_report.schema.json") + " " + quote(Work / "broken.json")).ExitCode, 0);
 }
 
 } // namespace

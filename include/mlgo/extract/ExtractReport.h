@@ -19,7 +19,7 @@ struct ExtractSummary {
 ExtractSummary summarize(const std::vector<ModuleOutcome> &outcomes, bool interrupted);
 
 /// The report document; `context` (input, input_type, output_dir, ...) is
-/// copied in first. Schema: corpus_formats/extract_ir_report.schema.json.
+/// copied in first. Schema: corpus_formats/extraction_report.schema.json.
 nlohmann::ordered_json buildExtractReport(const std::vector<ModuleOutcome> &outcomes, const ExtractSummary &summary,
                                           const nlohmann::ordered_json &context);
 

@@ -20,8 +20,23 @@ namespace mlgo {
 
 enum class ThinLTOMode { None, Distributed, Local };
 
+/// What a candidate's file holds.
+enum class SourceKind {
+  /// An object file (or a static archive of them) with embedded sections.
+  Objects,
+  /// A bitcode file, copied as the module's .bc (make-corpus).
+  BitcodeFiles,
+};
+
 struct ExtractOptions {
   std::string OutputDir;
+  SourceKind Source = SourceKind::Objects;
+  /// Names the journal and report in <output_dir>/.mlgo-corpus/
+  /// (`<StateName>.journal`, `<StateName>.report.json`).
+  std::string StateName = "extract_ir";
+  /// Written as the manifest's global_command_override (make-corpus's
+  /// --default_args); local ThinLTO writes ["<UNSPECIFIED>"] by itself.
+  std::optional<std::vector<std::string>> GlobalCommandOverride;
   std::string BitcodeSection = ".llvmbc";
   std::string CmdSection = ".llvmcmd";
   ThinLTOMode ThinLTO = ThinLTOMode::None;

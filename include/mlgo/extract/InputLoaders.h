@@ -26,11 +26,17 @@ llvm::Expected<LoadedInput> loadLinkerArguments(llvm::ArrayRef<std::string> args
 /// `bazel aquery --output=jsonproto`: the arguments of the last CppLink action.
 llvm::Expected<LoadedInput> loadBazelAquery(llvm::StringRef path, llvm::StringRef objBaseDir);
 
-/// Every `*.o` below `dir`, in a sorted depth-first walk.
+/// Every `*.o` and `*.a` (static archive) below `dir`, in a sorted
+/// depth-first walk.
 llvm::Expected<LoadedInput> loadObjectDirectory(llvm::StringRef dir);
 
 /// Local ThinLTO: every `<obj>.3.import.bc` below `objBaseDir` ("" = CWD),
 /// proposing `<obj>`.
 llvm::Expected<LoadedInput> loadLocalThinLTO(llvm::StringRef objBaseDir);
+
+/// make-corpus: every `*.bc` file below `dir` (sorted walk), named by its
+/// path without `.bc`. ThinLTO index files (`*.thinlto.bc`) and directories
+/// are skipped entries.
+llvm::Expected<LoadedInput> loadBitcodeDirectory(llvm::StringRef dir);
 
 } // namespace mlgo

@@ -17,6 +17,7 @@ std::optional<ModuleStatus> parseStatus(llvm::StringRef name);
 
 struct ModuleOutcome {
   std::string Input;  // the object file path as opened
+  std::string Member; // the archive member, when Input is a static archive
   std::string Origin; // where the input named it
   std::string Name;   // the module name ("" when none was derived)
   ModuleStatus Status = ModuleStatus::Failed;

@@ -8,18 +8,20 @@
 namespace mlgo {
 
 /// One object proposed for extraction. The object file is
-/// joinPath(Base, Rel); the module name is derived from Rel and Base.
+/// joinPath(Base, Rel); the module name is derived from Rel and Base unless
+/// the loader chose it (make-corpus strips `.bc`).
 struct ObjectCandidate {
   std::string Rel;
   std::string Base;
   /// Where the candidate came from, for messages ("cc.json entry 3").
   std::string Origin;
+  std::string Name = {};
 };
 
 /// An input entry that names no object (no command, no output option, ...).
 struct SkippedEntry {
   std::string Origin;
-  std::string Reason; // a stable code, see corpus_formats/extract_ir_report.schema.json
+  std::string Reason; // a stable code, see corpus_formats/extraction_report.schema.json
   std::string Detail;
 };
 

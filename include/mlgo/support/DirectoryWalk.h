@@ -7,6 +7,7 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace mlgo {
@@ -16,12 +17,13 @@ struct WalkEntry {
   bool IsDirectory;
 };
 
-/// Calls `visit` for every entry below `root` whose name ends in `suffix`:
+/// Calls `visit` for every entry below `root` whose name ends in one of
+/// `suffixes`:
 /// files, symlinks to files and directories alike, dot-entries included.
 /// A directory's own matches come before those of its subdirectories;
 /// symlinked directories are not descended. Subdirectories that cannot be
 /// read are logged as warnings. An unreadable `root` is an error.
-llvm::Error walkMatching(llvm::StringRef root, llvm::StringRef suffix,
+llvm::Error walkMatching(llvm::StringRef root, std::initializer_list<llvm::StringRef> suffixes,
                          const std::function<void(const WalkEntry &)> &visit);
 
 } // namespace mlgo
