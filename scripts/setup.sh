@@ -9,7 +9,7 @@ build_dir=${MLGO_BUILD_DIR:-$root/build}
 packages=(
   cmake ninja-build g++ pkg-config time
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22
-  libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema
+  libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -7,27 +7,36 @@
 namespace mlgo {
 namespace {
 
+void collectOptions(const CLI::App &app, std::vector<const CLI::Option *> &out) {
+  for (const CLI::Option *option : app.get_options())
+    out.push_back(option);
+  for (const CLI::App *sub : app.get_subcommands({}))
+    collectOptions(*sub, out);
+}
+
 // Expands an unambiguous prefix of a long flag (argparse's allow_abbrev).
 // Returns an error message for an ambiguous prefix.
 std::optional<std::string> expandPrefix(const CLI::App &app, std::string &arg) {
   size_t eq = arg.find('=');
   std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-  std::set<const CLI::Option *> owners;
+  std::set<std::string> owners;
   std::string expansion;
-  for (const CLI::Option *option : app.get_options()) {
+  std::vector<const CLI::Option *> options;
+  collectOptions(app, options);
+  for (const CLI::Option *option : options) {
     for (const std::string &lname : option->get_lnames()) {
       if (lname == name)
         return std::nullopt;
       if (lname.rfind(name, 0) == 0) {
-        owners.insert(option);
+        owners.insert(option->get_name());
         expansion = lname;
       }
     }
   }
   if (owners.size() > 1) {
     std::string names;
-    for (const CLI::Option *option : owners)
-      names += (names.empty() ? "" : ", ") + option->get_name();
+    for (const std::string &owner : owners)
+      names += (names.empty() ? "" : ", ") + owner;
     return "ambiguous option: --" + name + " could match " + names;
   }
   if (owners.size() == 1)

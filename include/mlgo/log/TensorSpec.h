@@ -1,0 +1,50 @@
+// TensorSpec: a named, typed, shaped tensor, as LLVM's MLGO logs declare
+// their features (llvm/Analysis/TensorSpec.h).
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm::json {
+class OStream;
+}
+
+namespace mlgo {
+
+enum class ElementType { Float, Double, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64 };
+
+/// "float", "double", "int8_t", ... "uint64_t": the names LLVM writes.
+const char *elementTypeName(ElementType type);
+std::optional<ElementType> parseElementType(llvm::StringRef name);
+size_t elementSize(ElementType type);
+bool isFloatingPoint(ElementType type);
+
+struct TensorSpec {
+  std::string Name;
+  ElementType Type = ElementType::Int64;
+  std::vector<int64_t> Shape{1};
+  int Port = 0;
+
+  size_t elementCount() const;
+  size_t byteSize() const { return elementCount() * elementSize(Type); }
+
+  /// Element `i` of a tensor's bytes, as a double (int64 values beyond 2^53
+  /// lose precision) or as an int64 (floats are truncated).
+  double elementAsDouble(llvm::StringRef bytes, size_t i) const;
+  int64_t elementAsInt(llvm::StringRef bytes, size_t i) const;
+
+  /// {"name":...,"type":...,"port":...,"shape":[...]} in LLVM's key order.
+  void toJson(llvm::json::OStream &os) const;
+  /// LLVM's getTensorSpecFromJSON: all four keys required, any order.
+  static llvm::Expected<TensorSpec> fromJson(const nlohmann::json &json);
+
+  bool operator==(const TensorSpec &other) const = default;
+};
+
+} // namespace mlgo

@@ -1,0 +1,114 @@
+// LLVM's MLGO training-log format (llvm/Analysis/Utils/TrainingLogger.h):
+//   HEADER (CONTEXT | OBSERVATION [OUTCOME])*
+// where every record but the tensors is one compact JSON line.
+#pragma once
+
+#include "mlgo/log/TensorSpec.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+struct LogHeader {
+  std::vector<TensorSpec> Features;
+  std::optional<TensorSpec> Score;  // present when outcomes (rewards) are logged
+  std::optional<TensorSpec> Advice; // interactive streams only: the reply type
+
+  size_t observationBytes() const;
+  /// The header line as LLVM writes it, including its newline.
+  std::string toLine() const;
+  static llvm::Expected<LogHeader> fromLine(llvm::StringRef line);
+  /// The index of the feature called `name`, if any.
+  std::optional<size_t> find(llvm::StringRef name) const;
+};
+
+/// Streams a log from a file or pipe. Only the current observation is held
+/// in memory; tensor bytes are read by exact count (they may contain
+/// newlines). Errors carry the byte offset and what was expected.
+class TrainingLogReader {
+public:
+  enum class Event { Header, Context, Observation, Outcome, End };
+
+  /// `path` "-" reads standard input.
+  static llvm::Expected<std::unique_ptr<TrainingLogReader>> open(llvm::StringRef path);
+  /// Reads from `fd`; closes it on destruction when `owned`.
+  TrainingLogReader(int fd, std::string name, bool owned);
+  ~TrainingLogReader();
+  TrainingLogReader(const TrainingLogReader &) = delete;
+  TrainingLogReader &operator=(const TrainingLogReader &) = delete;
+
+  /// The next record. A Header event starts each stream (interactive
+  /// channels may carry several). End is returned once, at a clean EOF.
+  llvm::Expected<Event> next();
+
+  const LogHeader &header() const { return Header; }
+  const std::string &context() const { return Context; }
+  /// The number of the current observation (or of the outcome just read).
+  int64_t observationIndex() const { return Index; }
+  /// Feature `i` of the current observation, raw native-endian bytes.
+  llvm::StringRef feature(size_t i) const {
+    return llvm::StringRef(Observation.data() + Offsets[i], Header.Features[i].byteSize());
+  }
+  llvm::StringRef observation() const { return llvm::StringRef(Observation.data(), Observation.size()); }
+  llvm::StringRef outcome() const { return llvm::StringRef(Outcome.data(), Outcome.size()); }
+  uint64_t offset() const { return Consumed; }
+  size_t streams() const { return Streams; }
+  const std::string &name() const { return Name; }
+
+private:
+  llvm::Error fill();
+  llvm::Expected<std::optional<std::string>> readLine();
+  llvm::Error readExact(char *out, size_t n, const std::string &what);
+  llvm::Error fail(uint64_t at, const llvm::Twine &message) const;
+
+  int Fd;
+  std::string Name;
+  bool Owned;
+  std::vector<char> Buffer;
+  size_t Begin = 0, End = 0;
+  bool Eof = false;
+  uint64_t Consumed = 0;
+
+  LogHeader Header;
+  bool HaveHeader = false;
+  size_t Streams = 0;
+  std::string Context;
+  bool HaveContext = false;
+  std::map<std::string, int64_t> NextIndex; // per context name
+  int64_t Index = -1;
+  bool OutcomeAllowed = false;
+  std::vector<size_t> Offsets;
+  std::vector<char> Observation, Outcome;
+};
+
+/// Writes a training log byte for byte as LLVM's Logger does.
+class TrainingLogWriter {
+public:
+  TrainingLogWriter(llvm::raw_ostream &os, LogHeader header);
+
+  /// Starts (or returns to) a context; observation numbers continue per name.
+  void switchContext(llvm::StringRef name);
+  /// Writes one observation: `tensors` in header order, each of its spec's size.
+  llvm::Error observation(llvm::ArrayRef<llvm::StringRef> tensors);
+  /// Writes the outcome (score bytes) of the last observation.
+  llvm::Error outcome(llvm::StringRef score);
+  const LogHeader &header() const { return Header; }
+
+private:
+  llvm::raw_ostream &OS;
+  LogHeader Header;
+  std::string Context;
+  std::map<std::string, int64_t> NextIndex;
+  int64_t Last = -1;
+};
+
+} // namespace mlgo

@@ -1,0 +1,323 @@
+#include "mlgo/log/TrainingLog.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <cerrno>
+#include <functional>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+constexpr size_t ReadChunk = 1 << 20;
+
+std::string jsonLine(const std::function<void(llvm::json::OStream &)> &body) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os);
+  body(json);
+  os.flush();
+  text += '\n';
+  return text;
+}
+
+std::string validUTF8(llvm::StringRef s) { return llvm::json::isUTF8(s) ? s.str() : llvm::json::fixUTF8(s); }
+
+// Fast path for the hot record: {"observation":N} or {"outcome":N}.
+std::optional<int64_t> parseCounterLine(llvm::StringRef line, llvm::StringRef key) {
+  if (!line.consume_front("{\"") || !line.consume_front(key) || !line.consume_front("\":") ||
+      !line.consume_back("}"))
+    return std::nullopt;
+  int64_t value;
+  if (line.getAsInteger(10, value))
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+size_t LogHeader::observationBytes() const {
+  size_t n = 0;
+  for (const TensorSpec &spec : Features)
+    n += spec.byteSize();
+  return n;
+}
+
+std::optional<size_t> LogHeader::find(llvm::StringRef name) const {
+  for (size_t i = 0; i < Features.size(); ++i)
+    if (Features[i].Name == name)
+      return i;
+  return std::nullopt;
+}
+
+std::string LogHeader::toLine() const {
+  return jsonLine([&](llvm::json::OStream &json) {
+    json.object([&] {
+      json.attributeArray("features", [&] {
+        for (const TensorSpec &spec : Features)
+          spec.toJson(json);
+      });
+      if (Score) {
+        json.attributeBegin("score");
+        Score->toJson(json);
+        json.attributeEnd();
+      }
+      if (Advice) {
+        json.attributeBegin("advice");
+        Advice->toJson(json);
+        json.attributeEnd();
+      }
+    });
+  });
+}
+
+llvm::Expected<LogHeader> LogHeader::fromLine(llvm::StringRef line) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception &e) {
+    return llvm::createStringError("bad JSON header: %s", e.what());
+  }
+  if (!json.is_object() || !json.contains("features") || !json["features"].is_array())
+    return llvm::createStringError("the header has no \"features\" list");
+  LogHeader header;
+  for (const auto &f : json["features"]) {
+    auto spec = TensorSpec::fromJson(f);
+    if (!spec)
+      return spec.takeError();
+    header.Features.push_back(std::move(*spec));
+  }
+  for (const char *key : {"score", "advice"}) {
+    if (!json.contains(key))
+      continue;
+    auto spec = TensorSpec::fromJson(json[key]);
+    if (!spec)
+      return spec.takeError();
+    (std::string(key) == "score" ? header.Score : header.Advice) = std::move(*spec);
+  }
+  return header;
+}
+
+llvm::Expected<std::unique_ptr<TrainingLogReader>> TrainingLogReader::open(llvm::StringRef path) {
+  if (path == "-")
+    return std::make_unique<TrainingLogReader>(0, "<stdin>", false);
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "%s: cannot open: %s",
+                                   path.str().c_str(), std::strerror(errno));
+  return std::make_unique<TrainingLogReader>(fd, path.str(), true);
+}
+
+TrainingLogReader::TrainingLogReader(int fd, std::string name, bool owned)
+    : Fd(fd), Name(std::move(name)), Owned(owned), Buffer(ReadChunk) {}
+
+TrainingLogReader::~TrainingLogReader() {
+  if (Owned && Fd >= 0)
+    ::close(Fd);
+}
+
+llvm::Error TrainingLogReader::fail(uint64_t at, const llvm::Twine &message) const {
+  return llvm::createStringError("%s: at byte %llu: %s", Name.c_str(), static_cast<unsigned long long>(at),
+                                 message.str().c_str());
+}
+
+llvm::Error TrainingLogReader::fill() {
+  if (Begin > 0 && Begin == End)
+    Begin = End = 0;
+  if (End == Buffer.size()) {
+    if (Begin > 0) {
+      std::memmove(Buffer.data(), Buffer.data() + Begin, End - Begin);
+      End -= Begin;
+      Begin = 0;
+    } else {
+      Buffer.resize(Buffer.size() * 2); // a very long JSON line
+    }
+  }
+  while (true) {
+    ssize_t n = ::read(Fd, Buffer.data() + End, Buffer.size() - End);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return fail(Consumed, "read error: " + llvm::Twine(std::strerror(errno)));
+    if (n == 0)
+      Eof = true;
+    End += static_cast<size_t>(n);
+    return llvm::Error::success();
+  }
+}
+
+llvm::Expected<std::optional<std::string>> TrainingLogReader::readLine() {
+  size_t scanned = 0;
+  while (true) {
+    const char *start = Buffer.data() + Begin;
+    const void *newline = std::memchr(start + scanned, '\n', End - Begin - scanned);
+    if (newline) {
+      size_t length = static_cast<const char *>(newline) - start;
+      std::string line(start, length);
+      Begin += length + 1;
+      Consumed += length + 1;
+      return std::optional<std::string>(std::move(line));
+    }
+    scanned = End - Begin;
+    if (Eof) {
+      if (scanned == 0)
+        return std::optional<std::string>();
+      return fail(Consumed, "truncated JSON line (no newline before end of input): '" +
+                                llvm::StringRef(start, std::min<size_t>(scanned, 80)) + "'");
+    }
+    // fill() may move the data down or grow the buffer; `scanned` counts
+    // from Begin, so it stays valid.
+    if (llvm::Error e = fill())
+      return std::move(e);
+  }
+}
+
+llvm::Error TrainingLogReader::readExact(char *out, size_t n, const std::string &what) {
+  size_t got = 0;
+  uint64_t start = Consumed;
+  while (got < n) {
+    if (Begin == End) {
+      if (Eof)
+        return fail(start, "truncated " + what + ": expected " + llvm::Twine(n) + " bytes, got " + llvm::Twine(got));
+      if (llvm::Error e = fill())
+        return e;
+      continue;
+    }
+    size_t take = std::min(n - got, End - Begin);
+    std::memcpy(out + got, Buffer.data() + Begin, take);
+    Begin += take;
+    got += take;
+    Consumed += take;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
+  uint64_t at = Consumed;
+  auto line = readLine();
+  if (!line)
+    return line.takeError();
+  if (!*line) {
+    if (!HaveHeader)
+      return fail(at, "empty input: expected a header line");
+    return Event::End;
+  }
+  llvm::StringRef text = **line;
+
+  if (std::optional<int64_t> n = parseCounterLine(text, "observation")) {
+    if (!HaveHeader)
+      return fail(at, "observation before the header");
+    if (!HaveContext)
+      return fail(at, "observation " + llvm::Twine(*n) + " before any context line");
+    int64_t &expected = NextIndex[Context];
+    if (*n != expected)
+      return fail(at, "observation number " + llvm::Twine(*n) + " out of order in context '" + Context +
+                          "': expected " + llvm::Twine(expected));
+    ++expected;
+    Index = *n;
+    if (llvm::Error e = readExact(Observation.data(), Observation.size(),
+                                  "observation " + std::to_string(*n) + " tensors"))
+      return std::move(e);
+    char newline;
+    uint64_t nlAt = Consumed;
+    if (llvm::Error e = readExact(&newline, 1, "newline after observation " + std::to_string(*n)))
+      return std::move(e);
+    if (newline != '\n')
+      return fail(nlAt, "expected a newline after the " + llvm::Twine(Observation.size()) + " tensor bytes of observation " +
+                            llvm::Twine(*n) + ", found byte " + llvm::Twine(static_cast<unsigned char>(newline)));
+    OutcomeAllowed = true;
+    return Event::Observation;
+  }
+  if (std::optional<int64_t> n = parseCounterLine(text, "outcome")) {
+    if (!HaveHeader || !Header.Score)
+      return fail(at, "outcome record, but the header declares no score");
+    if (!OutcomeAllowed || *n != Index)
+      return fail(at, "outcome " + llvm::Twine(*n) + " does not follow observation " + llvm::Twine(*n));
+    OutcomeAllowed = false;
+    if (llvm::Error e = readExact(Outcome.data(), Outcome.size(), "outcome " + std::to_string(*n) + " score"))
+      return std::move(e);
+    char newline;
+    uint64_t nlAt = Consumed;
+    if (llvm::Error e = readExact(&newline, 1, "newline after outcome"))
+      return std::move(e);
+    if (newline != '\n')
+      return fail(nlAt, "expected a newline after the score of outcome " + llvm::Twine(*n));
+    return Event::Outcome;
+  }
+
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception &e) {
+    return fail(at, "bad JSON line '" + text.take_front(80) + "': " + e.what());
+  }
+  if (json.is_object() && json.contains("features")) {
+    auto header = LogHeader::fromLine(text);
+    if (!header)
+      return fail(at, llvm::toString(header.takeError()));
+    Header = std::move(*header);
+    HaveHeader = true;
+    ++Streams;
+    HaveContext = false;
+    NextIndex.clear();
+    Offsets.clear();
+    size_t offset = 0;
+    for (const TensorSpec &spec : Header.Features) {
+      Offsets.push_back(offset);
+      offset += spec.byteSize();
+    }
+    Observation.assign(offset, 0);
+    Outcome.assign(Header.Score ? Header.Score->byteSize() : 0, 0);
+    OutcomeAllowed = false;
+    return Event::Header;
+  }
+  if (!HaveHeader)
+    return fail(at, "expected the header line ({\"features\":[...]}), found '" + text.take_front(80) + "'");
+  if (json.is_object() && json.size() == 1 && json.contains("context") && json["context"].is_string()) {
+    Context = json["context"].get<std::string>();
+    HaveContext = true;
+    OutcomeAllowed = false;
+    return Event::Context;
+  }
+  return fail(at, "unexpected JSON line '" + text.take_front(80) + "': expected a context, observation or outcome");
+}
+
+TrainingLogWriter::TrainingLogWriter(llvm::raw_ostream &os, LogHeader header) : OS(os), Header(std::move(header)) {
+  OS << Header.toLine();
+}
+
+void TrainingLogWriter::switchContext(llvm::StringRef name) {
+  Context = name.str();
+  OS << jsonLine([&](llvm::json::OStream &json) { json.object([&] { json.attribute("context", validUTF8(name)); }); });
+}
+
+llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tensors) {
+  if (tensors.size() != Header.Features.size())
+    return llvm::createStringError("observation has %zu tensors, the header declares %zu", tensors.size(),
+                                   Header.Features.size());
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].size() != Header.Features[i].byteSize())
+      return llvm::createStringError("tensor '%s' has %zu bytes, its spec needs %zu", Header.Features[i].Name.c_str(),
+                                     tensors[i].size(), Header.Features[i].byteSize());
+  Last = NextIndex[Context]++;
+  OS << "{\"observation\":" << Last << "}\n";
+  for (llvm::StringRef t : tensors)
+    OS << t;
+  OS << '\n';
+  return llvm::Error::success();
+}
+
+llvm::Error TrainingLogWriter::outcome(llvm::StringRef score) {
+  if (!Header.Score)
+    return llvm::createStringError("the header declares no score");
+  if (score.size() != Header.Score->byteSize())
+    return llvm::createStringError("score has %zu bytes, its spec needs %zu", score.size(), Header.Score->byteSize());
+  if (Last < 0)
+    return llvm::createStringError("outcome before any observation");
+  OS << "{\"outcome\":" << Last << "}\n" << score << '\n';
+  return llvm::Error::success();
+}
+
+} // namespace mlgo

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""An independent decoder for the TFRecord/SequenceExample files we write.
+
+It declares TensorFlow's example.proto/feature.proto messages with the same
+field numbers (built at run time, no protoc needed), checks each record's
+framing, parses every payload with the real protobuf library and prints the
+records as JSON: [{key: [[values of step 0], [values of step 1], ...]}].
+"""
+import json
+import struct
+import sys
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+
+def build_messages():
+    f = descriptor_pb2.FileDescriptorProto(name="mlgo_test_example.proto", package="mlgotest", syntax="proto3")
+
+    def message(name, fields, nested=()):
+        m = f.message_type.add(name=name)
+        for n in nested:
+            m.nested_type.add().CopyFrom(n)
+        for fname, number, ftype, label, type_name in fields:
+            fd = m.field.add(name=fname, number=number, type=ftype, label=label)
+            if type_name:
+                fd.type_name = type_name
+        return m
+
+    T = descriptor_pb2.FieldDescriptorProto
+    opt, rep = T.LABEL_OPTIONAL, T.LABEL_REPEATED
+    message("FloatList", [("value", 1, T.TYPE_FLOAT, rep, None)])
+    message("Int64List", [("value", 1, T.TYPE_INT64, rep, None)])
+    message("BytesList", [("value", 1, T.TYPE_BYTES, rep, None)])
+    feature = message("Feature", [("bytes_list", 1, T.TYPE_MESSAGE, opt, ".mlgotest.BytesList"),
+                                  ("float_list", 2, T.TYPE_MESSAGE, opt, ".mlgotest.FloatList"),
+                                  ("int64_list", 3, T.TYPE_MESSAGE, opt, ".mlgotest.Int64List")])
+    feature.oneof_decl.add(name="kind")
+    for fd in feature.field:
+        fd.oneof_index = 0
+    message("FeatureList", [("feature", 1, T.TYPE_MESSAGE, rep, ".mlgotest.Feature")])
+    entry = descriptor_pb2.DescriptorProto(name="FeatureListEntry")
+    entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=opt)
+    entry.field.add(name="value", number=2, type=T.TYPE_MESSAGE, label=opt, type_name=".mlgotest.FeatureList")
+    entry.options.map_entry = True
+    message("FeatureLists", [("feature_list", 1, T.TYPE_MESSAGE, rep, ".mlgotest.FeatureLists.FeatureListEntry")],
+            nested=[entry])
+    message("Features", [])
+    message("SequenceExample", [("context", 1, T.TYPE_MESSAGE, opt, ".mlgotest.Features"),
+                                ("feature_lists", 2, T.TYPE_MESSAGE, opt, ".mlgotest.FeatureLists")])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("mlgotest.SequenceExample")) \
+        if hasattr(message_factory, "GetMessageClass") else \
+        message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("mlgotest.SequenceExample"))
+
+
+def records(data):
+    offset = 0
+    while offset < len(data):
+        (length,) = struct.unpack_from("<Q", data, offset)
+        payload = data[offset + 12: offset + 12 + length]
+        assert len(payload) == length, "truncated record"
+        offset += 12 + length + 4
+        assert offset <= len(data), "truncated record"
+        yield payload
+
+
+def main():
+    SequenceExample = build_messages()
+    out = []
+    for payload in records(open(sys.argv[1], "rb").read()):
+        example = SequenceExample()
+        example.ParseFromString(payload)
+        assert example.SerializeToString() is not None
+        record = {}
+        for key, feature_list in example.feature_lists.feature_list.items():
+            steps = []
+            for feature in feature_list.feature:
+                kind = feature.WhichOneof("kind")
+                steps.append({"int64_list": list(feature.int64_list.value),
+                              "float_list": list(feature.float_list.value)}[kind])
+            record[key] = steps
+        out.append(record)
+    json.dump(out, sys.stdout)
+
+
+main()
