@@ -1,5 +1,6 @@
 #include "mlgo/log/TrainingLog.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
 #include <cerrno>
@@ -148,22 +149,21 @@ llvm::Error TrainingLogReader::fill() {
   }
 }
 
-llvm::Expected<std::optional<std::string>> TrainingLogReader::readLine() {
+llvm::Expected<std::optional<llvm::StringRef>> TrainingLogReader::readLine() {
   size_t scanned = 0;
   while (true) {
     const char *start = Buffer.data() + Begin;
     const void *newline = std::memchr(start + scanned, '\n', End - Begin - scanned);
     if (newline) {
       size_t length = static_cast<const char *>(newline) - start;
-      std::string line(start, length);
       Begin += length + 1;
       Consumed += length + 1;
-      return std::optional<std::string>(std::move(line));
+      return std::optional<llvm::StringRef>(llvm::StringRef(start, length));
     }
     scanned = End - Begin;
     if (Eof) {
       if (scanned == 0)
-        return std::optional<std::string>();
+        return std::optional<llvm::StringRef>();
       return fail(Consumed, "truncated JSON line (no newline before end of input): '" +
                                 llvm::StringRef(start, std::min<size_t>(scanned, 80)) + "'");
     }
@@ -174,24 +174,44 @@ llvm::Expected<std::optional<std::string>> TrainingLogReader::readLine() {
   }
 }
 
-llvm::Error TrainingLogReader::readExact(char *out, size_t n, const std::string &what) {
-  size_t got = 0;
+llvm::Expected<const char *> TrainingLogReader::readRecordBytes(size_t n, std::vector<char> &scratch,
+                                                               const std::function<std::string()> &what) {
   uint64_t start = Consumed;
-  while (got < n) {
-    if (Begin == End) {
-      if (Eof)
-        return fail(start, "truncated " + what + ": expected " + llvm::Twine(n) + " bytes, got " + llvm::Twine(got));
-      if (llvm::Error e = fill())
-        return e;
-      continue;
+  const char *data;
+  if (End - Begin >= n + 1) {
+    data = Buffer.data() + Begin; // the common case: no copy
+    Begin += n;
+    Consumed += n;
+  } else {
+    size_t got = 0;
+    while (got < n) {
+      if (Begin == End) {
+        if (Eof)
+          return fail(start, "truncated " + what() + ": expected " + llvm::Twine(n) + " bytes, got " + llvm::Twine(got));
+        if (llvm::Error e = fill())
+          return std::move(e);
+        continue;
+      }
+      size_t take = std::min(n - got, End - Begin);
+      std::memcpy(scratch.data() + got, Buffer.data() + Begin, take);
+      Begin += take;
+      got += take;
+      Consumed += take;
     }
-    size_t take = std::min(n - got, End - Begin);
-    std::memcpy(out + got, Buffer.data() + Begin, take);
-    Begin += take;
-    got += take;
-    Consumed += take;
+    data = scratch.data();
+    while (Begin == End && !Eof)
+      if (llvm::Error e = fill()) // may move the buffer, but `data` is in scratch
+        return std::move(e);
   }
-  return llvm::Error::success();
+  if (Begin == End)
+    return fail(Consumed, "truncated " + what() + ": no newline after its " + llvm::Twine(n) + " bytes");
+  char newline = Buffer[Begin];
+  if (newline != '\n')
+    return fail(Consumed, "expected a newline after the " + llvm::Twine(n) + " bytes of " + what() +
+                              ", found byte 0x" + llvm::utohexstr(static_cast<unsigned char>(newline)));
+  ++Begin;
+  ++Consumed;
+  return data;
 }
 
 llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
@@ -209,24 +229,19 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
   if (std::optional<int64_t> n = parseCounterLine(text, "observation")) {
     if (!HaveHeader)
       return fail(at, "observation before the header");
-    if (!HaveContext)
+    if (!ContextCounter)
       return fail(at, "observation " + llvm::Twine(*n) + " before any context line");
-    int64_t &expected = NextIndex[Context];
-    if (*n != expected)
+    if (*n != *ContextCounter)
       return fail(at, "observation number " + llvm::Twine(*n) + " out of order in context '" + Context +
-                          "': expected " + llvm::Twine(expected));
-    ++expected;
+                          "': expected " + llvm::Twine(*ContextCounter));
+    ++*ContextCounter;
     Index = *n;
-    if (llvm::Error e = readExact(Observation.data(), Observation.size(),
-                                  "observation " + std::to_string(*n) + " tensors"))
-      return std::move(e);
-    char newline;
-    uint64_t nlAt = Consumed;
-    if (llvm::Error e = readExact(&newline, 1, "newline after observation " + std::to_string(*n)))
-      return std::move(e);
-    if (newline != '\n')
-      return fail(nlAt, "expected a newline after the " + llvm::Twine(Observation.size()) + " tensor bytes of observation " +
-                            llvm::Twine(*n) + ", found byte " + llvm::Twine(static_cast<unsigned char>(newline)));
+    auto data = readRecordBytes(Observation.size(), Observation,
+                                [&] { return "observation " + std::to_string(Index) + " tensors"; });
+    if (!data)
+      return data.takeError();
+    ObservationData = *data;
+    ObservationSize = Observation.size();
     OutcomeAllowed = true;
     return Event::Observation;
   }
@@ -236,14 +251,15 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
     if (!OutcomeAllowed || *n != Index)
       return fail(at, "outcome " + llvm::Twine(*n) + " does not follow observation " + llvm::Twine(*n));
     OutcomeAllowed = false;
-    if (llvm::Error e = readExact(Outcome.data(), Outcome.size(), "outcome " + std::to_string(*n) + " score"))
-      return std::move(e);
-    char newline;
-    uint64_t nlAt = Consumed;
-    if (llvm::Error e = readExact(&newline, 1, "newline after outcome"))
-      return std::move(e);
-    if (newline != '\n')
-      return fail(nlAt, "expected a newline after the score of outcome " + llvm::Twine(*n));
+    // The observation's bytes may live in the buffer; keep a copy before reading on.
+    if (ObservationData != Observation.data()) {
+      std::memcpy(Observation.data(), ObservationData, ObservationSize);
+      ObservationData = Observation.data();
+    }
+    auto data = readRecordBytes(Outcome.size(), Outcome, [&] { return "outcome " + std::to_string(Index) + " score"; });
+    if (!data)
+      return data.takeError();
+    OutcomeData = *data;
     return Event::Outcome;
   }
 
@@ -260,7 +276,7 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
     Header = std::move(*header);
     HaveHeader = true;
     ++Streams;
-    HaveContext = false;
+    ContextCounter = nullptr;
     NextIndex.clear();
     Offsets.clear();
     size_t offset = 0;
@@ -277,7 +293,7 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
     return fail(at, "expected the header line ({\"features\":[...]}), found '" + text.take_front(80) + "'");
   if (json.is_object() && json.size() == 1 && json.contains("context") && json["context"].is_string()) {
     Context = json["context"].get<std::string>();
-    HaveContext = true;
+    ContextCounter = &NextIndex[Context];
     OutcomeAllowed = false;
     return Event::Context;
   }

@@ -208,7 +208,7 @@ TEST(TrainingLogReader, RejectsMalformedInputWithOffset) {
       {"", "empty input"},
       {Header + ctx + Obs0.substr(0, 30), "at byte " + std::to_string(Header.size() + ctx.size() + 18) +
                                               ": truncated observation 0 tensors: expected 16 bytes, got 12"},
-      {Header + ctx + "{\"observation\":0}\n" + std::string(16, 'x') + "y", "expected a newline after the 16 tensor bytes"},
+      {Header + ctx + "{\"observation\":0}\n" + std::string(16, 'x') + "y", "expected a newline after the 16 bytes of observation 0 tensors, found byte 0x79"},
       {Header + ctx + "{\"observ", "truncated JSON line"},
       {Header + ctx + "{not json}\n", "at byte " + std::to_string(Header.size() + ctx.size()) + ": bad JSON line"},
       {R"({"features":[{"name":"a","type":"bfloat16","port":0,"shape":[1]}]})" "\n", "unknown type 'bfloat16'"},

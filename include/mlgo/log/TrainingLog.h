@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,18 +57,23 @@ public:
   int64_t observationIndex() const { return Index; }
   /// Feature `i` of the current observation, raw native-endian bytes.
   llvm::StringRef feature(size_t i) const {
-    return llvm::StringRef(Observation.data() + Offsets[i], Header.Features[i].byteSize());
+    return llvm::StringRef(ObservationData + Offsets[i], Header.Features[i].byteSize());
   }
-  llvm::StringRef observation() const { return llvm::StringRef(Observation.data(), Observation.size()); }
-  llvm::StringRef outcome() const { return llvm::StringRef(Outcome.data(), Outcome.size()); }
+  llvm::StringRef observation() const { return llvm::StringRef(ObservationData, ObservationSize); }
+  llvm::StringRef outcome() const { return llvm::StringRef(OutcomeData, Outcome.size()); }
   uint64_t offset() const { return Consumed; }
   size_t streams() const { return Streams; }
   const std::string &name() const { return Name; }
 
 private:
   llvm::Error fill();
-  llvm::Expected<std::optional<std::string>> readLine();
-  llvm::Error readExact(char *out, size_t n, const std::string &what);
+  /// The next line without its newline, valid until the next read; nullopt
+  /// at a clean end of input.
+  llvm::Expected<std::optional<llvm::StringRef>> readLine();
+  /// Exactly `n` bytes followed by one newline; points into the buffer when
+  /// they are contiguous there, else into `scratch`. `what` names them in errors.
+  llvm::Expected<const char *> readRecordBytes(size_t n, std::vector<char> &scratch,
+                                               const std::function<std::string()> &what);
   llvm::Error fail(uint64_t at, const llvm::Twine &message) const;
 
   int Fd;
@@ -82,12 +88,15 @@ private:
   bool HaveHeader = false;
   size_t Streams = 0;
   std::string Context;
-  bool HaveContext = false;
   std::map<std::string, int64_t> NextIndex; // per context name
+  int64_t *ContextCounter = nullptr;         // NextIndex[Context]
   int64_t Index = -1;
   bool OutcomeAllowed = false;
   std::vector<size_t> Offsets;
-  std::vector<char> Observation, Outcome;
+  std::vector<char> Observation, Outcome; // scratch when a record straddles reads
+  const char *ObservationData = nullptr;
+  size_t ObservationSize = 0;
+  const char *OutcomeData = nullptr;
 };
 
 /// Writes a training log byte for byte as LLVM's Logger does.
