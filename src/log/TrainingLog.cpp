@@ -300,13 +300,33 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
   return fail(at, "unexpected JSON line '" + text.take_front(80) + "': expected a context, observation or outcome");
 }
 
-TrainingLogWriter::TrainingLogWriter(llvm::raw_ostream &os, LogHeader header) : OS(os), Header(std::move(header)) {
+TrainingLogWriter::TrainingLogWriter(llvm::raw_ostream &os, LogHeader header)
+    : OS(os), Header(std::move(header)), ObservationBytes(Header.observationBytes()) {
   OS << Header.toLine();
+}
+
+llvm::Error TrainingLogWriter::observationRaw(llvm::ArrayRef<llvm::StringRef> pieces) {
+  size_t total = 0;
+  for (llvm::StringRef p : pieces)
+    total += p.size();
+  if (total != ObservationBytes)
+    return llvm::createStringError("observation has %zu tensor bytes, the header declares %zu", total,
+                                   ObservationBytes);
+  Last = NextIndex[Context]++;
+  OS << "{\"observation\":" << Last << "}\n";
+  for (llvm::StringRef p : pieces)
+    OS << p;
+  OS << '\n';
+  return llvm::Error::success();
+}
+
+void TrainingLogWriter::contextLine(llvm::raw_ostream &os, llvm::StringRef name) {
+  os << jsonLine([&](llvm::json::OStream &json) { json.object([&] { json.attribute("context", validUTF8(name)); }); });
 }
 
 void TrainingLogWriter::switchContext(llvm::StringRef name) {
   Context = name.str();
-  OS << jsonLine([&](llvm::json::OStream &json) { json.object([&] { json.attribute("context", validUTF8(name)); }); });
+  contextLine(OS, name);
 }
 
 llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tensors) {

@@ -108,9 +108,14 @@ public:
   void switchContext(llvm::StringRef name);
   /// Writes one observation: `tensors` in header order, each of its spec's size.
   llvm::Error observation(llvm::ArrayRef<llvm::StringRef> tensors);
+  /// Writes one observation given as consecutive pieces of its tensor bytes
+  /// (e.g. a compiler's features, then the decision).
+  llvm::Error observationRaw(llvm::ArrayRef<llvm::StringRef> pieces);
   /// Writes the outcome (score bytes) of the last observation.
   llvm::Error outcome(llvm::StringRef score);
   const LogHeader &header() const { return Header; }
+  /// Writes `{"context":"<name>"}` and a newline, escaped as LLVM does.
+  static void contextLine(llvm::raw_ostream &os, llvm::StringRef name);
 
 private:
   llvm::raw_ostream &OS;
@@ -118,6 +123,7 @@ private:
   std::string Context;
   std::map<std::string, int64_t> NextIndex;
   int64_t Last = -1;
+  size_t ObservationBytes = 0;
 };
 
 } // namespace mlgo

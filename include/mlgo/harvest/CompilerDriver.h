@@ -1,0 +1,62 @@
+// The command lines a harvest runs for one module, per compiler and mode.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+enum class CompilerKind { Opt, Clang };
+enum class AdvisorMode { Interactive, Development };
+
+struct CompilerSettings {
+  CompilerKind Kind = CompilerKind::Opt;
+  std::string Opt = "opt-22", Llc = "llc-22", Clang = "clang-22";
+  std::string Passes = "default<Oz>";
+  std::vector<std::string> LlcFlags = {"-O2"};
+  std::vector<std::string> ExtraFlags; // appended to the optimizing command
+};
+
+/// One module's inputs: its bitcode and, for clang, its cc1 command line
+/// (from <name>.cmd, or the corpus' global_command_override).
+struct ModuleInputs {
+  std::string Bitcode;
+  std::vector<std::string> CommandLine;
+};
+
+/// What the advisor is told: interactive channel or development-mode log.
+struct AdvisorSetup {
+  AdvisorMode Mode = AdvisorMode::Interactive;
+  std::string ChannelBase; // interactive
+  std::string TrainingLog; // development
+  std::string ModelDir;    // development with a model
+  bool Enabled = true;     // false: the ordinary inliner (baseline sizes, benchmarks)
+};
+
+struct ModuleCommands {
+  std::vector<std::string> Compile;               // opt (to Optimized) or clang (to Native)
+  std::optional<std::vector<std::string>> Codegen; // llc, for opt
+  std::string Optimized, Native;
+};
+
+/// The command lines for one module; outputs go into `workDir`.
+ModuleCommands inlinerCommands(const CompilerSettings &settings, const ModuleInputs &inputs,
+                               const AdvisorSetup &advisor, llvm::StringRef workDir);
+
+/// Reads <name>.cmd: NUL-separated, the trailing empty field dropped, and the
+/// flags ml-compiler-opt deletes for the inliner removed (-split-dwarf-file,
+/// -split-dwarf-output, --warning-suppression-mappings, with their values).
+llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef cmdPath);
+
+/// What the compiler at `path` supports, probed once.
+struct CompilerCapabilities {
+  int MajorVersion = 0;         // from --version; 0 when unknown
+  bool DevelopmentMode = false; // --help-hidden lists -training-log
+};
+llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path);
+
+} // namespace mlgo

@@ -1,0 +1,47 @@
+// harvest-logs: compile every selected corpus module with the ML inliner
+// advisor in place, in parallel, and write one training log per module plus
+// a journal (resume), a summary and optionally the TFRecord dataset.
+#pragma once
+
+#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/harvest/ModulePlan.h"
+#include "mlgo/harvest/Policy.h"
+
+#include "llvm/Support/Error.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace mlgo {
+
+struct HarvestOptions {
+  std::string CorpusDir, OutputDir;
+  CompilerSettings Compiler;
+  AdvisorMode Mode = AdvisorMode::Interactive;
+  PolicySpec Policy;
+  ModuleSelection Selection;
+  unsigned NumWorkers = 0; // 0: one per hardware thread
+  double TimeoutSeconds = 60;
+  bool Force = false;          // redo modules the journal says are done
+  std::string TFRecordPath;    // also write the dataset
+  std::string ExplicitTempsDir; // keep each module's work directory there
+  double ProgressInterval = 5;
+};
+
+struct HarvestSummary {
+  size_t Planned = 0, Ok = 0, Failed = 0, TimedOut = 0, Skipped = 0;
+  size_t Decisions = 0;
+  double Seconds = 0;
+  bool Interrupted = false;
+  nlohmann::ordered_json toJson(const HarvestOptions &options) const;
+};
+
+/// The journal file, one JSON line per finished module.
+std::string harvestJournalPath(llvm::StringRef outputDir);
+
+/// Runs the whole harvest. An Error means the job could not start (corpus
+/// unreadable, output not writable, compiler unusable); per-module failures
+/// are in the journal and the summary.
+llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options);
+
+} // namespace mlgo

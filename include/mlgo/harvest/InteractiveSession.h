@@ -1,0 +1,46 @@
+// One compile with the inliner advisor on an interactive channel: the
+// harvester is the host. It opens the FIFOs in the order the compiler needs
+// without ever blocking on a compiler that does not open them, answers every
+// query through the policy, and writes the development-mode-compatible log.
+#pragma once
+
+#include "mlgo/harvest/Policy.h"
+#include "mlgo/support/ChildProcess.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+struct CompileOutcome {
+  enum class Status { Ok, Failed, Timeout, Interrupted };
+  Status Result = Status::Ok;
+  std::string Reason; // compiler_failed, protocol_error, policy_error, no_default_decision, ...
+  std::string Detail;
+  std::optional<ExitStatus> Exit;
+  std::string StderrTail;
+  size_t Decisions = 0, Streams = 0;
+};
+
+const char *statusName(CompileOutcome::Status status);
+
+struct CompileJob {
+  std::vector<std::string> Argv;
+  std::string StderrPath;
+  Deadline Until;
+  double TimeoutSeconds = 0; // for messages
+};
+
+/// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are
+/// created here). The log is written to `log` as development mode would
+/// write it: the compiler's features (with inlining_default), then
+/// inlining_decision; one context; numbering continued across streams.
+CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &channelBase, Policy &policy,
+                                     llvm::raw_ostream &log);
+
+/// Runs a plain compile (no channel) under the same timeout rules.
+CompileOutcome runCompile(const CompileJob &job);
+
+} // namespace mlgo

@@ -1,0 +1,20 @@
+// The native size ml-compiler-opt rewards: llvm-size's Berkeley "text"
+// column, computed in-process.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mlgo {
+
+/// Sum of the sizes of the sections that are allocated and either executable
+/// or read-only (.text, .rodata*, .eh_frame, ...), as llvm-size's Berkeley
+/// format counts them.
+llvm::Expected<uint64_t> berkeleyTextSize(llvm::StringRef objectPath);
+
+/// ml-compiler-opt's reward: 1 - (size + 0.01) / (baseline + 0.01).
+double sizeReward(uint64_t size, uint64_t baseline);
+
+} // namespace mlgo

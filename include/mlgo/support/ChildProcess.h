@@ -1,0 +1,67 @@
+// Child processes in their own process group, so a hung compiler and
+// everything it started can be killed together.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace mlgo {
+
+struct ExitStatus {
+  bool Exited = false; // false: killed by a signal
+  int Code = 0;        // exit code, or the signal number
+  bool ok() const { return Exited && Code == 0; }
+  std::string describe() const; // "exit 1", "signal 9 (Killed)"
+};
+
+struct SpawnOptions {
+  std::vector<std::string> Argv;
+  std::string StdoutPath = "/dev/null"; // truncated and written
+  std::string StderrPath = "/dev/null";
+  /// Connect the child's stdin/stdout to pipes instead (exec policies).
+  bool PipeStdin = false, PipeStdout = false;
+  std::string WorkingDirectory; // "" = ours
+};
+
+class ChildProcess {
+public:
+  /// Starts the child in a new process group with SIGPIPE, SIGINT and SIGTERM
+  /// at their default dispositions, whatever ours are. The child is killed if
+  /// this process dies. A command that cannot be run is an Error.
+  static llvm::Expected<ChildProcess> spawn(const SpawnOptions &options);
+  ChildProcess() = default;
+  ChildProcess(ChildProcess &&other) noexcept;
+  ChildProcess &operator=(ChildProcess &&other) noexcept;
+  ~ChildProcess();
+
+  pid_t pid() const { return Pid; }
+  int stdinFd() const { return StdinFd; }
+  int stdoutFd() const { return StdoutFd; }
+  void closeStdin();
+
+  /// Non-blocking: the status once the child has exited (reaped once).
+  std::optional<ExitStatus> poll();
+  /// Blocks until the child exits.
+  ExitStatus wait();
+  /// Whether the child has exited, without reaping it (so its pid and
+  /// process group cannot be reused while someone may still signal them).
+  bool exitedNoReap(bool block);
+  /// SIGKILL to the whole process group.
+  void killGroup();
+  bool running() const { return Pid > 0 && !Status; }
+
+private:
+  pid_t Pid = -1;
+  int StdinFd = -1, StdoutFd = -1;
+  std::optional<ExitStatus> Status;
+};
+
+/// The last `bytes` of a file (for stderr tails in reports).
+std::string fileTail(llvm::StringRef path, size_t bytes = 2000);
+
+} // namespace mlgo

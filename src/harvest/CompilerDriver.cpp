@@ -1,0 +1,118 @@
+#include "mlgo/harvest/CompilerDriver.h"
+
+#include "mlgo/extract/CmdFilter.h"
+#include "mlgo/support/ChildProcess.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <regex>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+void addAdvisorFlags(std::vector<std::string> &argv, const AdvisorSetup &advisor, bool viaMllvm) {
+  if (!advisor.Enabled)
+    return;
+  std::vector<std::string> flags;
+  if (advisor.Mode == AdvisorMode::Interactive) {
+    flags = {"-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + advisor.ChannelBase,
+             "-inliner-interactive-include-default"};
+  } else {
+    flags = {"-enable-ml-inliner=development", "-training-log=" + advisor.TrainingLog};
+    if (!advisor.ModelDir.empty())
+      flags.push_back("-ml-inliner-model-under-training=" + advisor.ModelDir);
+  }
+  for (std::string &flag : flags) {
+    if (viaMllvm)
+      argv.push_back("-mllvm");
+    argv.push_back(std::move(flag));
+  }
+}
+
+} // namespace
+
+ModuleCommands inlinerCommands(const CompilerSettings &settings, const ModuleInputs &inputs,
+                               const AdvisorSetup &advisor, llvm::StringRef workDir) {
+  ModuleCommands commands;
+  commands.Native = joinPath(workDir, "native.o");
+  if (settings.Kind == CompilerKind::Opt) {
+    commands.Optimized = joinPath(workDir, "optimized.bc");
+    commands.Compile = {settings.Opt, "-passes=" + settings.Passes};
+    addAdvisorFlags(commands.Compile, advisor, /*viaMllvm=*/false);
+    commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+    commands.Compile.insert(commands.Compile.end(), {inputs.Bitcode, "-o", commands.Optimized});
+    std::vector<std::string> llc = {settings.Llc};
+    llc.insert(llc.end(), settings.LlcFlags.begin(), settings.LlcFlags.end());
+    llc.insert(llc.end(), {"-filetype=obj", commands.Optimized, "-o", commands.Native});
+    commands.Codegen = std::move(llc);
+    return commands;
+  }
+  // clang: the module's own command line, as ml-compiler-opt compiles it.
+  commands.Compile = {settings.Clang};
+  commands.Compile.insert(commands.Compile.end(), inputs.CommandLine.begin(), inputs.CommandLine.end());
+  addAdvisorFlags(commands.Compile, advisor, /*viaMllvm=*/true);
+  commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+  commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
+  return commands;
+}
+
+llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef cmdPath) {
+  auto buffer = llvm::MemoryBuffer::getFile(cmdPath, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: %s", cmdPath.str().c_str(),
+                                   buffer.getError().message().c_str());
+  std::vector<std::string> args;
+  std::vector<llvm::StringRef> fields = splitCommandLineSection((*buffer)->getBuffer());
+  static const char *const Deleted[] = {"-split-dwarf-file", "-split-dwarf-output", "--warning-suppression-mappings"};
+  for (size_t i = 0; i < fields.size(); ++i) {
+    bool drop = false;
+    for (const char *flag : Deleted) {
+      if (fields[i] == flag) {
+        drop = true;
+        ++i; // and its value
+      } else if (fields[i].starts_with(std::string(flag) + "=")) {
+        drop = true;
+      }
+    }
+    if (!drop)
+      args.push_back(fields[i].str());
+  }
+  return args;
+}
+
+llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-probe", dir))
+    return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+  std::string out = joinPath(dir, "out"), err = joinPath(dir, "err");
+  CompilerCapabilities caps;
+  for (const char *flag : {"--version", "--help-hidden"}) {
+    auto child = ChildProcess::spawn({{path.str(), flag}, out, err});
+    if (!child) {
+      llvm::sys::fs::remove_directories(dir);
+      return child.takeError();
+    }
+    ExitStatus status = child->wait();
+    std::string text = fileTail(out, 1 << 22);
+    if (std::string(flag) == "--version") {
+      if (!status.ok()) {
+        llvm::sys::fs::remove_directories(dir);
+        return llvm::createStringError("%s --version failed (%s): is it an LLVM tool?", path.str().c_str(),
+                                       status.describe().c_str());
+      }
+      std::smatch m;
+      static const std::regex Version("(LLVM|clang) version (\\d+)");
+      if (std::regex_search(text, m, Version))
+        caps.MajorVersion = std::stoi(m[2]);
+    } else {
+      caps.DevelopmentMode = text.find("-training-log") != std::string::npos;
+    }
+  }
+  llvm::sys::fs::remove_directories(dir);
+  return caps;
+}
+
+} // namespace mlgo

@@ -1,0 +1,115 @@
+#include "mlgo/harvest/Policy.h"
+
+#include "mlgo/support/ChildProcess.h"
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <poll.h>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+class ExecPolicy : public Policy {
+public:
+  ExecPolicy(std::string command, std::string stderrPath)
+      : Command(std::move(command)), StderrPath(std::move(stderrPath)) {}
+
+  llvm::Error beginStream(const LogHeader &header, Deadline deadline) override {
+    if (!Process || !Process->running()) {
+      auto child = ChildProcess::spawn({{"/bin/sh", "-c", Command}, "/dev/null", StderrPath, true, true});
+      if (!child)
+        return child.takeError();
+      Process.emplace(std::move(*child));
+    }
+    return send(header.toLine());
+  }
+
+  llvm::Error context(llvm::StringRef name, Deadline) override {
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    TrainingLogWriter::contextLine(os, name);
+    os.flush();
+    return send(line);
+  }
+
+  llvm::Expected<int64_t> decide(const TrainingLogReader &observation, int64_t, Deadline deadline) override {
+    std::string record = "{\"observation\":" + std::to_string(observation.observationIndex()) + "}\n";
+    record += observation.observation().str();
+    record += '\n';
+    if (llvm::Error e = send(record))
+      return std::move(e);
+    char reply[8];
+    size_t got = 0;
+    while (got < sizeof(reply)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      struct pollfd p = {Process->stdoutFd(), POLLIN, 0};
+      int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+      if (ready == 0)
+        return failure("did not answer observation " + std::to_string(observation.observationIndex()) +
+                       " in time (" + std::to_string(got) + " of 8 bytes)");
+      if (ready < 0 && errno == EINTR)
+        continue;
+      ssize_t n = ::read(Process->stdoutFd(), reply + got, sizeof(reply) - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return failure("closed its output after " + std::to_string(got) + " of the 8 reply bytes for observation " +
+                       std::to_string(observation.observationIndex()));
+      got += static_cast<size_t>(n);
+    }
+    int64_t decision;
+    std::memcpy(&decision, reply, sizeof(decision));
+    return decision;
+  }
+
+  void abandonModule() override { stop(); }
+  ~ExecPolicy() override { stop(); }
+
+private:
+  llvm::Error send(const std::string &bytes) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(Process->stdinFd(), bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return failure("stopped reading its input (" + std::string(std::strerror(errno)) + ")");
+      done += static_cast<size_t>(n);
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error failure(const std::string &what) {
+    std::string status;
+    if (Process) {
+      if (auto exited = Process->poll())
+        status = " (the policy process exited: " + exited->describe() + ")";
+    }
+    stop();
+    std::string tail = fileTail(StderrPath, 500);
+    return llvm::createStringError("exec policy '%s' %s%s%s%s", Command.c_str(), what.c_str(), status.c_str(),
+                                   tail.empty() ? "" : "; its stderr ends: ", tail.c_str());
+  }
+
+  void stop() {
+    if (Process) {
+      Process->closeStdin();
+      Process->killGroup();
+      Process->wait();
+      Process.reset();
+    }
+  }
+
+  std::string Command, StderrPath;
+  std::optional<ChildProcess> Process;
+};
+
+} // namespace
+
+std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath) {
+  return std::make_unique<ExecPolicy>(std::move(command), std::move(stderrPath));
+}
+
+} // namespace mlgo

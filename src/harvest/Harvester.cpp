@@ -1,0 +1,494 @@
+#include "mlgo/harvest/Harvester.h"
+
+#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/log/LogDataset.h"
+#include "mlgo/log/TFRecord.h"
+#include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/Interrupt.h"
+#include "mlgo/support/Log.h"
+#include "mlgo/support/PathUtil.h"
+#include "mlgo/support/Progress.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <csignal>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ModuleRecord {
+  std::string Module, Status = "failed", Reason, Detail, ExitStatus, StderrTail;
+  double Seconds = 0;
+  size_t Decisions = 0, Streams = 0;
+  std::optional<uint64_t> NativeSize, DefaultSize;
+  std::optional<double> Reward;
+
+  nlohmann::ordered_json toJson() const {
+    nlohmann::ordered_json j;
+    j["module"] = Module;
+    j["status"] = Status;
+    j["reason"] = Reason;
+    j["detail"] = Detail;
+    j["exit_status"] = ExitStatus;
+    j["stderr_tail"] = StderrTail;
+    j["seconds"] = Seconds;
+    j["decisions"] = Decisions;
+    j["streams"] = Streams;
+    j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
+    j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
+    j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
+    return j;
+  }
+};
+
+std::string line(const nlohmann::ordered_json &j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Appends whole lines with one write each (O_APPEND), safe across threads.
+class LineAppender {
+public:
+  llvm::Error open(const std::string &path) {
+    Fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (Fd < 0)
+      return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot open %s: %s",
+                                     path.c_str(), std::strerror(errno));
+    return llvm::Error::success();
+  }
+  void append(const std::string &text) {
+    std::lock_guard<std::mutex> lock(Mutex);
+    [[maybe_unused]] ssize_t n = ::write(Fd, text.data(), text.size());
+  }
+  ~LineAppender() {
+    if (Fd >= 0)
+      ::close(Fd);
+  }
+
+private:
+  int Fd = -1;
+  std::mutex Mutex;
+};
+
+// The latest JSON object per `key` field in a JSON Lines file; torn lines
+// from a killed run are ignored.
+std::map<std::string, nlohmann::ordered_json> readLatest(const std::string &path, const char *key) {
+  std::map<std::string, nlohmann::ordered_json> latest;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return latest;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, false);
+  for (llvm::StringRef l : lines) {
+    try {
+      auto j = nlohmann::ordered_json::parse(l);
+      if (j.contains(key) && j[key].is_string()) {
+        std::string name = j[key].get<std::string>(); // before j is moved from
+        latest[name] = std::move(j);
+      }
+    } catch (const nlohmann::json::exception &) {
+    }
+  }
+  return latest;
+}
+
+std::string logPath(const HarvestOptions &o, const std::string &module) {
+  return joinPath(joinPath(o.OutputDir, "logs"), module + ".log");
+}
+
+class Harvest {
+public:
+  Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
+      : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")) {}
+
+  llvm::Error prepare() {
+    for (const std::string &dir : {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir,
+                                   joinPath(StateDir, "work")})
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
+    if (llvm::Error e = Journal.open(harvestJournalPath(Options.OutputDir)))
+      return e;
+    if (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec) {
+      for (auto &[module, j] : readLatest(defaultSizesPath(), "module"))
+        if (j.contains("native_size") && j["native_size"].is_number_unsigned())
+          DefaultSizes[module] = j["native_size"].get<uint64_t>();
+      if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath()))
+        return e;
+    }
+    return llvm::Error::success();
+  }
+
+  ModuleRecord harvest(const PlannedModule &module, size_t index, Policy &policy) {
+    auto start = Clock::now();
+    ModuleRecord record;
+    record.Module = module.Name;
+    std::string work = Options.ExplicitTempsDir.empty()
+                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
+                           : joinPath(Options.ExplicitTempsDir, module.Name);
+    llvm::sys::fs::remove_directories(work);
+    if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
+      record.Reason = "write_failed";
+      record.Detail = "cannot create " + work + ": " + ec.message();
+      return record;
+    }
+    run(module, work, policy, record);
+    record.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (Options.ExplicitTempsDir.empty())
+      llvm::sys::fs::remove_directories(work);
+    return record;
+  }
+
+  LineAppender Journal;
+
+private:
+  std::string defaultSizesPath() const { return joinPath(Options.OutputDir, "default_sizes.jsonl"); }
+
+  Deadline deadline() const {
+    return Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(Options.TimeoutSeconds * 1000));
+  }
+
+  void setOutcome(ModuleRecord &record, const CompileOutcome &outcome) {
+    record.Status = outcome.Result == CompileOutcome::Status::Timeout ? "timeout" : statusName(outcome.Result);
+    record.Reason = outcome.Reason;
+    record.Detail = outcome.Detail;
+    record.ExitStatus = outcome.Exit ? outcome.Exit->describe() : "";
+    record.StderrTail = outcome.StderrTail;
+  }
+
+  llvm::Expected<ModuleInputs> inputs(const std::string &module) const {
+    ModuleInputs in;
+    in.Bitcode = joinPath(Options.CorpusDir, module + ".bc");
+    if (Options.Compiler.Kind != CompilerKind::Clang)
+      return in;
+    if (auto override = Corpus.Fields.find("global_command_override"); override != Corpus.Fields.end()) {
+      in.CommandLine = override->get<std::vector<std::string>>();
+      return in;
+    }
+    auto args = readModuleCommandLine(joinPath(Options.CorpusDir, module + ".cmd"));
+    if (!args)
+      return args.takeError();
+    in.CommandLine = std::move(*args);
+    return in;
+  }
+
+  CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName) const {
+    return {std::move(argv), joinPath(work, stderrName), deadline(), Options.TimeoutSeconds};
+  }
+
+  // Compiles with `advisor`; leaves the object in commands.Native.
+  void compile(const ModuleInputs &in, const AdvisorSetup &advisor, const std::string &work, Policy *policy,
+               llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
+    commands = inlinerCommands(Options.Compiler, in, advisor, work);
+    CompileJob compileJob = job(commands.Compile, work, "compile.stderr");
+    CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
+                                 ? runInteractiveInliner(compileJob, advisor.ChannelBase, *policy, *log)
+                                 : runCompile(compileJob);
+    record.Decisions = outcome.Decisions;
+    record.Streams = outcome.Streams;
+    setOutcome(record, outcome);
+    if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen)
+      return;
+    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr"));
+    if (codegen.Result != CompileOutcome::Status::Ok) {
+      setOutcome(record, codegen);
+      record.Reason = codegen.Reason == "compiler_failed" ? "codegen_failed" : codegen.Reason;
+    }
+  }
+
+  void run(const PlannedModule &module, const std::string &work, Policy &policy, ModuleRecord &record) {
+    auto in = inputs(module.Name);
+    if (!in) {
+      record.Reason = "bad_module";
+      record.Detail = llvm::toString(in.takeError());
+      return;
+    }
+    if (llvm::Error e = policy.beginModule(module.Name)) {
+      record.Reason = "policy_error";
+      record.Detail = llvm::toString(std::move(e));
+      return;
+    }
+    AdvisorSetup advisor;
+    advisor.Mode = Options.Mode;
+    advisor.ChannelBase = joinPath(work, "channel");
+    advisor.TrainingLog = joinPath(work, "training.log");
+    if (Options.Policy.How == PolicySpec::Kind::Model)
+      advisor.ModelDir = Options.Policy.ModelDir;
+
+    std::string interactiveLog = joinPath(work, "module.log");
+    ModuleCommands commands;
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream log(interactiveLog, ec);
+      if (ec) {
+        record.Reason = "write_failed";
+        record.Detail = interactiveLog + ": " + ec.message();
+        return;
+      }
+      compile(*in, advisor, work, &policy, &log, record, commands);
+    }
+    if (record.Status != "ok") {
+      policy.abandonModule();
+      return;
+    }
+    std::string produced = Options.Mode == AdvisorMode::Development ? advisor.TrainingLog : interactiveLog;
+    if (Options.Mode == AdvisorMode::Development && !checkDevelopmentLog(produced, record))
+      return;
+
+    auto size = berkeleyTextSize(commands.Native);
+    if (!size) {
+      record.Status = "failed";
+      record.Reason = "no_native_object";
+      record.Detail = llvm::toString(size.takeError());
+      return;
+    }
+    record.NativeSize = *size;
+    if (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec) {
+      std::optional<uint64_t> baseline = defaultSize(module.Name, *in, work, record);
+      if (!baseline)
+        return;
+      record.DefaultSize = *baseline;
+      record.Reward = sizeReward(*size, *baseline);
+    }
+    // The log appears under its final name only once the module is done.
+    std::string destination = logPath(Options, module.Name);
+    if (llvm::Error e = ensureDirectory(dirName(destination))) {
+      record.Status = "failed";
+      record.Reason = "write_failed";
+      record.Detail = llvm::toString(std::move(e));
+      return;
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(produced, destination)) {
+      record.Status = "failed";
+      record.Reason = "write_failed";
+      record.Detail = "cannot move the log to " + destination + ": " + ec.message();
+    }
+  }
+
+  bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
+    auto reader = TrainingLogReader::open(path);
+    llvm::Error error = reader ? llvm::Error::success() : reader.takeError();
+    size_t observations = 0;
+    while (!error) {
+      auto event = (*reader)->next();
+      if (!event) {
+        error = event.takeError();
+        break;
+      }
+      if (*event == TrainingLogReader::Event::End)
+        break;
+      observations += *event == TrainingLogReader::Event::Observation;
+    }
+    if (error) {
+      record.Status = "failed";
+      record.Reason = "bad_training_log";
+      record.Detail = "the compiler's -training-log is not a valid log: " + llvm::toString(std::move(error));
+      return false;
+    }
+    record.Decisions = observations;
+    return true;
+  }
+
+  // The ordinary inliner's native size, computed once per module and cached.
+  std::optional<uint64_t> defaultSize(const std::string &module, const ModuleInputs &in, const std::string &work,
+                                      ModuleRecord &record) {
+    {
+      std::lock_guard<std::mutex> lock(SizesMutex);
+      if (auto it = DefaultSizes.find(module); it != DefaultSizes.end())
+        return it->second;
+    }
+    std::string baselineWork = joinPath(work, "baseline");
+    llvm::sys::fs::create_directories(baselineWork);
+    AdvisorSetup none;
+    none.Enabled = false;
+    ModuleRecord baseline;
+    ModuleCommands commands;
+    compile(in, none, baselineWork, nullptr, nullptr, baseline, commands);
+    auto size = baseline.Status == "ok" ? berkeleyTextSize(commands.Native)
+                                        : llvm::Expected<uint64_t>(llvm::createStringError(baseline.Detail));
+    if (!size) {
+      record.Status = "failed";
+      record.Reason = "baseline_failed";
+      record.Detail = "the default-inliner compile for the reward failed: " + llvm::toString(size.takeError());
+      return std::nullopt;
+    }
+    std::lock_guard<std::mutex> lock(SizesMutex);
+    DefaultSizes[module] = *size;
+    DefaultSizeCache.append(line({{"module", module}, {"native_size", *size}}));
+    return *size;
+  }
+
+  const HarvestOptions &Options;
+  const CorpusDescription &Corpus;
+  std::string StateDir;
+  std::mutex SizesMutex;
+  std::map<std::string, uint64_t> DefaultSizes;
+  LineAppender DefaultSizeCache;
+};
+
+std::unique_ptr<Policy> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
+  switch (options.Policy.How) {
+  case PolicySpec::Kind::Random:
+    return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);
+  case PolicySpec::Kind::Exec:
+    return makeExecPolicy(options.Policy.Command, stderrPath);
+  default:
+    return makeDefaultPolicy(); // model: the compiler decides (development mode)
+  }
+}
+
+llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
+                         const std::map<std::string, nlohmann::ordered_json> &done) {
+  std::string data;
+  for (const PlannedModule &module : plan) {
+    auto it = done.find(module.Name);
+    if (it == done.end() || it->second.value("status", "") != "ok")
+      continue;
+    const nlohmann::ordered_json &j = it->second;
+    // ml-compiler-opt makes no example from a module of size 0 or no decisions.
+    if (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0)
+      continue;
+    auto reader = TrainingLogReader::open(logPath(options, module.Name));
+    if (!reader)
+      return reader.takeError();
+    RewardPolicy reward;
+    if (j["reward"].is_number()) {
+      reward.How = RewardPolicy::Mode::Constant;
+      reward.Value = static_cast<float>(j["reward"].get<double>());
+    }
+    auto records = logToSequenceExamples(**reader, reward);
+    if (!records)
+      return records.takeError();
+    for (const DatasetRecord &record : *records)
+      appendTFRecord(data, record.Payload);
+  }
+  return writeFileAtomically(options.TFRecordPath, data);
+}
+
+} // namespace
+
+std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outputDir, "harvest.jsonl"); }
+
+nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
+  nlohmann::ordered_json j;
+  j["corpus"] = o.CorpusDir;
+  j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : "clang";
+  j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
+  j["policy"] = o.Policy.describe();
+  j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
+  j["interrupted"] = Interrupted;
+  j["modules"] = {{"planned", Planned}, {"ok", Ok},           {"failed", Failed},
+                  {"timeout", TimedOut}, {"skipped_done", Skipped}};
+  j["decisions"] = Decisions;
+  j["seconds"] = Seconds;
+  j["decisions_per_second"] = Seconds > 0 ? Decisions / Seconds : 0.0;
+  return j;
+}
+
+llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
+  auto corpus = readCorpusDescription(options.CorpusDir);
+  if (!corpus)
+    return corpus.takeError();
+  auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
+  if (!plan)
+    return plan.takeError();
+
+  ::signal(SIGPIPE, SIG_IGN); // a dying compiler or policy must not kill us; children get it back
+  Harvest harvest(options, *corpus);
+  if (llvm::Error e = harvest.prepare())
+    return std::move(e);
+
+  // Resume: modules whose latest journal line is ok and whose log exists.
+  std::string journalPath = harvestJournalPath(options.OutputDir);
+  std::map<std::string, nlohmann::ordered_json> done = readLatest(journalPath, "module");
+  std::vector<size_t> todo;
+  HarvestSummary summary;
+  summary.Planned = plan->size();
+  for (size_t i = 0; i < plan->size(); ++i) {
+    const std::string &name = (*plan)[i].Name;
+    auto it = done.find(name);
+    bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
+                    llvm::sys::fs::exists(logPath(options, name));
+    if (finished && !options.Force)
+      ++summary.Skipped;
+    else
+      todo.push_back(i);
+  }
+  if (summary.Skipped)
+    log::info("resuming: " + std::to_string(summary.Skipped) + " of " + std::to_string(plan->size()) +
+              " modules are already done (--force redoes them)");
+
+  unsigned workers = options.NumWorkers ? options.NumWorkers : std::max(1u, std::thread::hardware_concurrency());
+  tbb::task_arena arena(static_cast<int>(workers));
+  std::vector<std::unique_ptr<Policy>> policies(workers + 1);
+  for (size_t slot = 0; slot < policies.size(); ++slot)
+    policies[slot] = makePolicy(options, joinPath(options.OutputDir, "policy." + std::to_string(slot) + ".stderr"));
+
+  Progress progress("modules", todo.size(), options.ProgressInterval);
+  std::mutex resultsMutex;
+  auto start = Clock::now();
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, todo.size(), 1), [&](const tbb::blocked_range<size_t> &range) {
+      for (size_t k = range.begin(); k != range.end(); ++k) {
+        if (interruptRequested())
+          return;
+        int slot = tbb::this_task_arena::current_thread_index();
+        Policy &policy = *policies[slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers];
+        size_t i = todo[k];
+        ModuleRecord record = harvest.harvest((*plan)[i], i, policy);
+        if (record.Status == "interrupted")
+          return; // not recorded: redone on resume
+        harvest.Journal.append(line(record.toJson()));
+        if (record.Status != "ok")
+          log::info(record.Module + ": " + record.Status + ": " + record.Detail);
+        {
+          std::lock_guard<std::mutex> lock(resultsMutex);
+          summary.Decisions += record.Decisions;
+        }
+        progress.advance(record.Status == "ok");
+      }
+    });
+  });
+  progress.finish();
+  policies.clear();
+  summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.Interrupted = interruptRequested();
+
+  // The journal, compacted to one line per planned module in plan order.
+  done = readLatest(journalPath, "module");
+  std::string compacted;
+  for (const PlannedModule &module : *plan) {
+    auto it = done.find(module.Name);
+    if (it == done.end())
+      continue;
+    const std::string status = it->second.value("status", "");
+    summary.Ok += status == "ok";
+    summary.Failed += status == "failed";
+    summary.TimedOut += status == "timeout";
+    compacted += it->second.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+  if (!summary.Interrupted)
+    if (llvm::Error e = writeFileAtomically(journalPath, compacted))
+      return std::move(e);
+  if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "summary.json"),
+                                          summary.toJson(options).dump(2) + "\n"))
+    return std::move(e);
+  if (!summary.Interrupted && !options.TFRecordPath.empty())
+    if (llvm::Error e = writeDataset(options, *plan, done))
+      return std::move(e);
+  return summary;
+}
+
+} // namespace mlgo

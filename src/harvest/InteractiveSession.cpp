@@ -1,0 +1,290 @@
+#include "mlgo/harvest/InteractiveSession.h"
+
+#include "mlgo/log/TrainingLog.h"
+#include "mlgo/support/Interrupt.h"
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <poll.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+// Kills the child's process group at the deadline, or at once on an
+// interrupt; a spinning or blocked compiler never holds a worker forever.
+class Watchdog {
+public:
+  Watchdog(ChildProcess &child, Deadline until) : Child(child), Until(until), Thread([this] { run(); }) {}
+  ~Watchdog() { disarm(); }
+  void disarm() {
+    {
+      std::lock_guard<std::mutex> lock(Mutex);
+      Stop = true;
+    }
+    Wake.notify_all();
+    if (Thread.joinable())
+      Thread.join();
+  }
+  bool timedOut() const { return TimedOut; }
+  bool interrupted() const { return Interrupted; }
+  bool fired() const { return TimedOut || Interrupted; }
+
+private:
+  void run() {
+    std::unique_lock<std::mutex> lock(Mutex);
+    while (!Stop) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= Until || interruptRequested()) {
+        (now >= Until ? TimedOut : Interrupted) = true;
+        Child.killGroup(); // the child is not reaped before disarm(), so its pgid is still its own
+        return;
+      }
+      Wake.wait_until(lock, std::min(Until, now + std::chrono::milliseconds(100)));
+    }
+  }
+
+  ChildProcess &Child;
+  Deadline Until;
+  std::mutex Mutex;
+  std::condition_variable Wake;
+  bool Stop = false;
+  std::atomic<bool> TimedOut{false}, Interrupted{false};
+  std::thread Thread;
+};
+
+void setBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
+
+// Opens the write end of `.in` once the compiler opened its read end;
+// -1 if the compiler exits (or is killed) first.
+int openInbound(const std::string &path, ChildProcess &child, const Watchdog &watchdog) {
+  auto pause = std::chrono::microseconds(200);
+  while (true) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      setBlocking(fd);
+      return fd;
+    }
+    if (errno != ENXIO && errno != EINTR)
+      return -1;
+    if (watchdog.fired() || child.exitedNoReap(false))
+      return -1;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+}
+
+// Opens `.out` and waits until the compiler has connected and written (or
+// hung up); -1 if it exits or is killed first.
+int openOutbound(const std::string &path, ChildProcess &child, const Watchdog &watchdog) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  while (true) {
+    struct pollfd p = {fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, 20);
+    if (ready > 0) {
+      setBlocking(fd);
+      return fd;
+    }
+    if (watchdog.fired() || child.exitedNoReap(false)) {
+      ::close(fd);
+      return -1;
+    }
+  }
+}
+
+bool writeAll(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+CompileOutcome finish(ChildProcess &child, Watchdog &watchdog, CompileOutcome outcome, const CompileJob &job) {
+  if (outcome.Result != CompileOutcome::Status::Ok && !watchdog.fired())
+    child.killGroup(); // a protocol or policy failure: do not let it spin
+  child.exitedNoReap(true);
+  watchdog.disarm();
+  outcome.Exit = child.wait();
+  outcome.StderrTail = fileTail(job.StderrPath);
+  if (watchdog.interrupted()) {
+    outcome.Result = CompileOutcome::Status::Interrupted;
+    outcome.Reason = "interrupted";
+    outcome.Detail = "stopped by an interrupt";
+  } else if (watchdog.timedOut()) {
+    outcome.Result = CompileOutcome::Status::Timeout;
+    outcome.Reason = "timeout";
+    outcome.Detail = "killed after " + std::to_string(static_cast<int>(job.TimeoutSeconds)) +
+                     " s (--compilation_timeout)" + (outcome.Detail.empty() ? "" : "; " + outcome.Detail);
+  } else if (outcome.Result == CompileOutcome::Status::Ok && !outcome.Exit->ok()) {
+    outcome.Result = CompileOutcome::Status::Failed;
+    outcome.Reason = "compiler_failed";
+    outcome.Detail = job.Argv[0] + " failed: " + outcome.Exit->describe();
+  }
+  return outcome;
+}
+
+} // namespace
+
+const char *statusName(CompileOutcome::Status status) {
+  switch (status) {
+  case CompileOutcome::Status::Ok:
+    return "ok";
+  case CompileOutcome::Status::Failed:
+    return "failed";
+  case CompileOutcome::Status::Timeout:
+    return "timeout";
+  case CompileOutcome::Status::Interrupted:
+    return "interrupted";
+  }
+  return "failed";
+}
+
+CompileOutcome runCompile(const CompileJob &job) {
+  auto child = ChildProcess::spawn({job.Argv, "/dev/null", job.StderrPath});
+  if (!child) {
+    CompileOutcome outcome;
+    outcome.Result = CompileOutcome::Status::Failed;
+    outcome.Reason = "spawn_failed";
+    outcome.Detail = llvm::toString(child.takeError());
+    return outcome;
+  }
+  Watchdog watchdog(*child, job.Until);
+  return finish(*child, watchdog, CompileOutcome{}, job);
+}
+
+CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &channelBase, Policy &policy,
+                                     llvm::raw_ostream &log) {
+  CompileOutcome outcome;
+  auto fail = [&](const char *reason, std::string detail) {
+    outcome.Result = CompileOutcome::Status::Failed;
+    outcome.Reason = reason;
+    outcome.Detail = std::move(detail);
+  };
+  std::string in = channelBase + ".in", out = channelBase + ".out";
+  for (const std::string &fifo : {in, out}) {
+    ::unlink(fifo.c_str());
+    if (::mkfifo(fifo.c_str(), 0600) != 0) {
+      fail("channel_failed", "mkfifo " + fifo + ": " + std::strerror(errno));
+      return outcome;
+    }
+  }
+  auto child = ChildProcess::spawn({job.Argv, "/dev/null", job.StderrPath});
+  if (!child) {
+    fail("spawn_failed", llvm::toString(child.takeError()));
+    return outcome;
+  }
+  Watchdog watchdog(*child, job.Until);
+
+  std::unique_ptr<TrainingLogWriter> writer;
+  std::string firstHeader, currentContext;
+  bool contextWritten = false;
+  // Every stream starts with the compiler opening .in, then .out.
+  while (outcome.Result == CompileOutcome::Status::Ok) {
+    int inFd = openInbound(in, *child, watchdog);
+    if (inFd < 0)
+      break; // the compiler finished (or was killed) without opening another stream
+    int outFd = openOutbound(out, *child, watchdog);
+    if (outFd < 0) {
+      ::close(inFd);
+      if (!watchdog.fired())
+        fail("protocol_error", "the compiler opened " + in + " but never opened " + out);
+      break;
+    }
+    TrainingLogReader reader(outFd, out, /*owned=*/true);
+    ++outcome.Streams;
+    size_t defaultIndex = 0;
+    bool sawHeader = false;
+    while (outcome.Result == CompileOutcome::Status::Ok) {
+      auto event = reader.next();
+      if (!event) {
+        if (!watchdog.fired())
+          fail("protocol_error", "bad stream from the compiler: " + llvm::toString(event.takeError()));
+        else
+          llvm::consumeError(event.takeError());
+        break;
+      }
+      if (*event == TrainingLogReader::Event::End)
+        break;
+      const LogHeader &header = reader.header();
+      if (*event == TrainingLogReader::Event::Header) {
+        sawHeader = true;
+        std::optional<size_t> slot = header.find("inlining_default");
+        if (!slot || *slot + 1 != header.Features.size()) {
+          fail("no_default_decision", "the compiler's header has no trailing inlining_default feature; it needs "
+                                      "-inliner-interactive-include-default (LLVM 21 or later)");
+          break;
+        }
+        defaultIndex = *slot;
+        if (!writer) {
+          firstHeader = header.toLine();
+          LogHeader logHeader;
+          logHeader.Features = header.Features;
+          logHeader.Features.push_back({"inlining_decision", ElementType::Int64, {1}, 0});
+          writer = std::make_unique<TrainingLogWriter>(log, std::move(logHeader));
+        } else if (header.toLine() != firstHeader) {
+          fail("protocol_error", "stream " + std::to_string(outcome.Streams) + " has a different header");
+          break;
+        }
+        if (llvm::Error e = policy.beginStream(header, job.Until)) {
+          fail("policy_error", llvm::toString(std::move(e)));
+          break;
+        }
+      } else if (*event == TrainingLogReader::Event::Context) {
+        if (!contextWritten || reader.context() != currentContext) {
+          writer->switchContext(reader.context());
+          currentContext = reader.context();
+          contextWritten = true;
+        }
+        if (llvm::Error e = policy.context(reader.context(), job.Until)) {
+          fail("policy_error", llvm::toString(std::move(e)));
+          break;
+        }
+      } else if (*event == TrainingLogReader::Event::Observation) {
+        int64_t defaultDecision = header.Features[defaultIndex].elementAsInt(reader.feature(defaultIndex), 0);
+        auto decision = policy.decide(reader, defaultDecision, job.Until);
+        if (!decision) {
+          fail("policy_error", llvm::toString(decision.takeError()));
+          break;
+        }
+        int64_t reply = *decision;
+        if (!writeAll(inFd, reinterpret_cast<const char *>(&reply), sizeof(reply))) {
+          if (!watchdog.fired())
+            fail("compiler_failed", "the compiler stopped reading its replies");
+          break;
+        }
+        llvm::StringRef decisionBytes(reinterpret_cast<const char *>(&reply), sizeof(reply));
+        if (llvm::Error e = writer->observationRaw({reader.observation(), decisionBytes})) {
+          fail("protocol_error", llvm::toString(std::move(e)));
+          break;
+        }
+        ++outcome.Decisions;
+      } else {
+        fail("protocol_error", "the compiler sent an outcome record on an interactive channel");
+        break;
+      }
+    }
+    ::close(inFd); // the reader closes .out
+    if (!sawHeader && outcome.Result == CompileOutcome::Status::Ok && !watchdog.fired())
+      fail("protocol_error", "the compiler closed " + out + " before sending a header");
+  }
+  ::unlink(in.c_str());
+  ::unlink(out.c_str());
+  log.flush();
+  return finish(*child, watchdog, std::move(outcome), job);
+}
+
+} // namespace mlgo

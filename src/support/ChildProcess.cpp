@@ -1,0 +1,190 @@
+#include "mlgo/support/ChildProcess.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+ExitStatus decode(int status) {
+  ExitStatus s;
+  if (WIFEXITED(status)) {
+    s.Exited = true;
+    s.Code = WEXITSTATUS(status);
+  } else {
+    s.Code = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+  }
+  return s;
+}
+} // namespace
+
+std::string ExitStatus::describe() const {
+  if (Exited)
+    return "exit " + std::to_string(Code);
+  return "signal " + std::to_string(Code) + " (" + strsignal(Code) + ")";
+}
+
+llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
+  if (options.Argv.empty())
+    return llvm::createStringError("empty command line");
+  int inPipe[2] = {-1, -1}, outPipe[2] = {-1, -1}, errorPipe[2] = {-1, -1};
+  auto closeAll = [&] {
+    for (int fd : {inPipe[0], inPipe[1], outPipe[0], outPipe[1], errorPipe[0], errorPipe[1]})
+      if (fd >= 0)
+        ::close(fd);
+  };
+  if ((options.PipeStdin && ::pipe2(inPipe, O_CLOEXEC) != 0) ||
+      (options.PipeStdout && ::pipe2(outPipe, O_CLOEXEC) != 0) || ::pipe2(errorPipe, O_CLOEXEC) != 0) {
+    int err = errno;
+    closeAll();
+    return llvm::createStringError(std::error_code(err, std::generic_category()), "pipe: %s", std::strerror(err));
+  }
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls.
+  std::vector<char *> argv;
+  for (const std::string &a : options.Argv)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  const char *stdoutPath = options.StdoutPath.c_str(), *stderrPath = options.StderrPath.c_str();
+  const char *cwd = options.WorkingDirectory.empty() ? nullptr : options.WorkingDirectory.c_str();
+  pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    closeAll();
+    return llvm::createStringError(std::error_code(err, std::generic_category()), "fork: %s", std::strerror(err));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0); // its own group, so a timeout kills everything it started
+    // If the harvester dies (even by SIGKILL), its compilers die too rather
+    // than spin on a closed channel.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(127);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM})
+      ::signal(sig, SIG_DFL); // an ignored SIGPIPE would be inherited and change how compilers fail
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int in = options.PipeStdin ? inPipe[0] : ::open("/dev/null", O_RDONLY);
+    int out = options.PipeStdout ? outPipe[1] : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 ||
+        (cwd && ::chdir(cwd) != 0)) {
+      int e = errno;
+      [[maybe_unused]] ssize_t n = ::write(errorPipe[1], &e, sizeof(e));
+      ::_exit(127);
+    }
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    [[maybe_unused]] ssize_t n = ::write(errorPipe[1], &e, sizeof(e));
+    ::_exit(127);
+  }
+  ::close(errorPipe[1]);
+  errorPipe[1] = -1;
+  int childErrno = 0;
+  ssize_t got;
+  while ((got = ::read(errorPipe[0], &childErrno, sizeof(childErrno))) < 0 && errno == EINTR) {
+  }
+  if (inPipe[0] >= 0)
+    ::close(inPipe[0]);
+  if (outPipe[1] >= 0)
+    ::close(outPipe[1]);
+  ::close(errorPipe[0]);
+  if (got > 0) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    if (inPipe[1] >= 0)
+      ::close(inPipe[1]);
+    if (outPipe[0] >= 0)
+      ::close(outPipe[0]);
+    return llvm::createStringError(std::error_code(childErrno, std::generic_category()), "cannot run %s: %s",
+                                   options.Argv[0].c_str(), std::strerror(childErrno));
+  }
+  ChildProcess child;
+  child.Pid = pid;
+  child.StdinFd = inPipe[1];
+  child.StdoutFd = outPipe[0];
+  return child;
+}
+
+ChildProcess::ChildProcess(ChildProcess &&other) noexcept { *this = std::move(other); }
+
+ChildProcess &ChildProcess::operator=(ChildProcess &&other) noexcept {
+  std::swap(Pid, other.Pid);
+  std::swap(StdinFd, other.StdinFd);
+  std::swap(StdoutFd, other.StdoutFd);
+  std::swap(Status, other.Status);
+  return *this;
+}
+
+ChildProcess::~ChildProcess() {
+  closeStdin();
+  if (StdoutFd >= 0)
+    ::close(StdoutFd);
+  if (running()) {
+    killGroup();
+    wait();
+  }
+}
+
+void ChildProcess::closeStdin() {
+  if (StdinFd >= 0)
+    ::close(StdinFd);
+  StdinFd = -1;
+}
+
+std::optional<ExitStatus> ChildProcess::poll() {
+  if (Status || Pid <= 0)
+    return Status;
+  int status;
+  pid_t r = ::waitpid(Pid, &status, WNOHANG);
+  if (r == Pid)
+    Status = decode(status);
+  return Status;
+}
+
+ExitStatus ChildProcess::wait() {
+  if (Status || Pid <= 0)
+    return Status.value_or(ExitStatus{});
+  int status;
+  while (::waitpid(Pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  Status = decode(status);
+  return *Status;
+}
+
+bool ChildProcess::exitedNoReap(bool block) {
+  if (Status || Pid <= 0)
+    return true;
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(Pid), &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) < 0) {
+    if (errno != EINTR)
+      return true;
+  }
+  return info.si_pid == Pid;
+}
+
+void ChildProcess::killGroup() {
+  if (Pid > 0 && !Status) {
+    ::kill(-Pid, SIGKILL);
+    ::kill(Pid, SIGKILL);
+  }
+}
+
+std::string fileTail(llvm::StringRef path, size_t bytes) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return "";
+  llvm::StringRef all = (*buffer)->getBuffer();
+  return all.take_back(bytes).str();
+}
+
+} // namespace mlgo

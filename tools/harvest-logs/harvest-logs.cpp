@@ -1,0 +1,156 @@
+// harvest-logs: training logs for every module of a corpus, from the ML
+// inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
+// (development mode).
+#include "mlgo/harvest/Harvester.h"
+#include "mlgo/support/CommandLine.h"
+#include "mlgo/support/Interrupt.h"
+#include "mlgo/support/Log.h"
+
+#include <cstdio>
+
+using namespace mlgo;
+
+int main(int argc, char **argv) {
+  CLI::App app{"Compile every module of an MLGO corpus with the ML inliner advisor in place, in parallel, and write "
+               "one training log per module (OUT/logs/<module>.log, LLVM's development-mode format: the features, "
+               "inlining_default, inlining_decision), a journal (OUT/harvest.jsonl, one line per module), "
+               "OUT/summary.json, and optionally the TFRecord dataset. On a stock LLVM the harvester is the host of "
+               "the advisor's interactive channel; on a TFLite build it can use development mode.",
+               "harvest-logs"};
+  app.get_formatter()->column_width(36);
+  HarvestOptions o;
+  std::string compiler = "opt", mode = "auto", policy = "default", shard = "0/1", verbosity = "INFO",
+              filter;
+  bool quiet = false, strict = false;
+  int numWorkers = 0;
+  app.add_option("--corpus,--data_path", o.CorpusDir, "The corpus root (holding corpus_description.json).")
+      ->required();
+  app.add_option("--output_dir,--output-dir", o.OutputDir, "Where logs, journal and summary go. Created if missing.")
+      ->required();
+  app.add_option("--num_workers", numWorkers, "Modules compiled at once (default: one per hardware thread).")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--compiler", compiler,
+                 "opt: opt with --passes, then llc to an object for the native size; clang: each module's own "
+                 "command line (.cmd, or the corpus' global_command_override), as ml-compiler-opt compiles.")
+      ->check(CLI::IsMember({"opt", "clang"}))
+      ->capture_default_str();
+  app.add_option("--opt_path", o.Compiler.Opt, "The opt to run.")->capture_default_str();
+  app.add_option("--llc_path", o.Compiler.Llc, "The llc to run (--compiler=opt).")->capture_default_str();
+  app.add_option("--clang_path", o.Compiler.Clang, "The clang to run (--compiler=clang).")->capture_default_str();
+  app.add_option("--passes", o.Compiler.Passes, "The opt pipeline (--compiler=opt).")->capture_default_str();
+  app.add_option("--mode", mode,
+                 "auto: development mode when the compiler supports -training-log (a TFLite build), else "
+                 "interactive. interactive: the harvester answers every decision over a FIFO channel. "
+                 "development: the compiler writes -training-log itself.")
+      ->check(CLI::IsMember({"auto", "interactive", "development"}))
+      ->capture_default_str();
+  app.add_option("--policy", policy,
+                 "default: the compiler's own decisions (NoInference). random:P[:SEED]: inline with probability P. "
+                 "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
+                 "8-byte decisions on stdout. model:DIR: a TFLite model, development mode only.")
+      ->capture_default_str();
+  app.add_option("--modules_filter,--module_filter", filter,
+                 "Only modules whose name matches this regex at its start (Python re.match).");
+  app.add_option("--sampling_rate", o.Selection.SamplingRate,
+                 "Harvest int(N * R) modules, one drawn from each of as many equal slices of the size-sorted corpus.")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--seed", o.Selection.Seed, "Seed for --sampling_rate and random policies.")->capture_default_str();
+  app.add_option("--shard", shard,
+                 "I/N: every N-th module of the size-sorted selection, from the I-th (0-based), so N machines each "
+                 "take one shard; auto: from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT.")
+      ->capture_default_str();
+  app.add_option("--compilation_timeout", o.TimeoutSeconds,
+                 "Seconds before a compile (and its process group) is killed and the module reported as timeout.")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--force", o.Force, "Redo modules that an earlier run into the same --output_dir finished.");
+  app.add_option("--tfrecord,--output_path", o.TFRecordPath,
+                 "Also write the dataset ml-compiler-opt trains on (TFRecord of SequenceExample), modules in plan "
+                 "order.");
+  app.add_option("--explicit_temps_dir", o.ExplicitTempsDir,
+                 "Keep each module's work directory (compiler outputs, stderr) under this directory.");
+  app.add_option("--progress_interval", o.ProgressInterval, "Seconds between progress reports; 0 turns them off.")
+      ->capture_default_str();
+  app.add_option("--verbosity", verbosity, "Log level: DEBUG, INFO, WARNING or ERROR.")
+      ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}, CLI::ignore_case))
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", quiet, "Errors only.");
+  app.add_flag("--strict", strict, "Exit 3 when any module failed or timed out.");
+  if (std::optional<int> exit = parseCommandLine(app, argc, argv))
+    return *exit;
+  log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
+  installInterruptHandlers();
+
+  auto usage = [](const std::string &message) {
+    std::fprintf(stderr, "harvest-logs: error: %s\n", message.c_str());
+    return 2;
+  };
+  o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang : CompilerKind::Opt;
+  o.NumWorkers = static_cast<unsigned>(numWorkers);
+  if (!filter.empty())
+    o.Selection.Filter = filter;
+  if (quiet)
+    o.ProgressInterval = 0;
+  if (llvm::Error e = parseShard(shard, o.Selection))
+    return usage(llvm::toString(std::move(e)));
+  auto spec = parsePolicy(policy);
+  if (!spec)
+    return usage(llvm::toString(spec.takeError()));
+  o.Policy = *spec;
+
+  const std::string &tool = o.Compiler.Kind == CompilerKind::Opt ? o.Compiler.Opt : o.Compiler.Clang;
+  auto caps = probeCompiler(tool);
+  if (!caps) {
+    log::error(llvm::toString(caps.takeError()));
+    return 1;
+  }
+  if (mode == "auto")
+    o.Mode = caps->DevelopmentMode ? AdvisorMode::Development : AdvisorMode::Interactive;
+  else
+    o.Mode = mode == "development" ? AdvisorMode::Development : AdvisorMode::Interactive;
+  log::info(std::string("compiler: ") + tool + " (LLVM " + std::to_string(caps->MajorVersion) + "), " +
+            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " +
+            (o.Mode == AdvisorMode::Development ? "development" : "interactive") + " mode");
+  if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
+    log::error(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
+                      "--mode=interactive");
+    return 1;
+  }
+  if (o.Mode == AdvisorMode::Interactive) {
+    if (o.Policy.How == PolicySpec::Kind::Model) {
+      log::error("--policy=model:DIR needs a development-mode (TFLite) LLVM; with " + tool +
+                 " serve the model from a process instead: --policy=exec:CMD");
+      return 1;
+    }
+    if (caps->MajorVersion > 0 && caps->MajorVersion < 21) {
+      log::error(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
+                 ", whose interactive inliner writes the default decision into the callee_basic_block_count "
+                 "feature instead of inlining_default (fixed by llvm-project#141453): use LLVM 21 or later, "
+                 "e.g. --opt_path=opt-22");
+      return 1;
+    }
+  } else if (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec) {
+    log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
+    return 1;
+  }
+
+  auto summary = runHarvest(o);
+  if (!summary) {
+    log::error(llvm::toString(summary.takeError()));
+    return 1;
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
+  log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok, " +
+            std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
+            std::to_string(summary->Decisions) + " decisions this run (" + rate + "/s). Journal: " +
+            harvestJournalPath(o.OutputDir));
+  if (summary->Interrupted) {
+    log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
+    return InterruptedExitCode;
+  }
+  if (strict && (summary->Failed || summary->TimedOut))
+    return 3;
+  return 0;
+}
