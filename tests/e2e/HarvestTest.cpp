@@ -1,0 +1,435 @@
+// harvest-logs end to end: the real opt-22/llc-22/clang-22 on a generated
+// corpus with thousands of call sites, and fake compilers only where a fault
+// must be injected (crash, hang, garbage on the channel, a TFLite build).
+#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/log/TrainingLog.h"
+
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlgo;
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string Harvest = tool("harvest-logs");
+const std::string Clang = MLGO_CLANG;
+
+// A module with `leaves` small static functions, `mids` functions making six
+// calls each, and a driver: 6 * mids + mids inlinable call sites.
+std::string moduleSource(int leaves, int mids) {
+  std::string s = "static int table[256];\n";
+  for (int f = 0; f < leaves; ++f)
+    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
+         ") ^ table[x & 255]; }\n";
+  for (int f = 0; f < mids; ++f) {
+    s += "int mid" + std::to_string(f) + "(int x) { return 0";
+    for (int k = 0; k < 6; ++k)
+      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
+    s += "; }\n";
+  }
+  s += "int top(int x) { int s = 0; for (int k = 0; k < x; ++k) {\n";
+  for (int f = 0; f < mids; ++f)
+    s += "  s += mid" + std::to_string(f) + "(s + k);\n";
+  return s + "} return s; }\n";
+}
+
+// Live processes whose command line mentions `needle` (zombies have none).
+size_t processesMentioning(const std::string &needle) {
+  size_t count = 0;
+  for (const auto &entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid())
+      continue;
+    std::string cmdline = readFile(entry.path().string() + "/cmdline");
+    if (cmdline.find(needle) != std::string::npos)
+      ++count;
+  }
+  return count;
+}
+
+std::vector<nlohmann::json> journal(const std::string &out) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(readFile(out + "/harvest.jsonl"));
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(nlohmann::json::parse(l));
+  return lines;
+}
+
+std::map<std::string, nlohmann::json> byModule(const std::string &out) {
+  std::map<std::string, nlohmann::json> m;
+  for (auto &j : journal(out))
+    m[j["module"].get<std::string>()] = j;
+  return m;
+}
+
+// Every observation of a log: (inlining_default, inlining_decision).
+std::vector<std::pair<int64_t, int64_t>> decisions(const std::string &log) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  auto reader = TrainingLogReader::open(log);
+  EXPECT_TRUE(static_cast<bool>(reader));
+  if (!reader)
+    return out;
+  while (true) {
+    auto event = (*reader)->next();
+    EXPECT_TRUE(static_cast<bool>(event)) << (event ? "" : llvm::toString(event.takeError()));
+    if (!event || *event == TrainingLogReader::Event::End)
+      break;
+    if (*event != TrainingLogReader::Event::Observation)
+      continue;
+    const LogHeader &h = (*reader)->header();
+    size_t d = *h.find("inlining_default"), c = *h.find("inlining_decision");
+    out.push_back({h.Features[d].elementAsInt((*reader)->feature(d), 0),
+                   h.Features[c].elementAsInt((*reader)->feature(c), 0)});
+  }
+  return out;
+}
+
+class HarvestLogs : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    std::string d = Fixture->path();
+    std::string entries;
+    for (int i = 1; i <= 4; ++i) {
+      std::string name = "m" + std::to_string(i);
+      writeFile(d + "/src/" + name + ".c", moduleSource(30 * i, 40 * i));
+      fs::create_directories(d + "/objs");
+      std::string cmd = Clang + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o";
+      mustRun(cmd, d + "/objs");
+      entries += std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + d + "/objs\", \"command\": \"" +
+                 cmd + "\"}";
+    }
+    writeFile(d + "/cc.json", "[" + entries + "]");
+    mustRun(tool("extract-ir") + " -q --input=" + quote(d + "/cc.json") + " --output_dir=" + quote(d + "/corpus"));
+  }
+  static void TearDownTestSuite() { delete Fixture; }
+  static std::string corpus() { return *Fixture / "corpus"; }
+
+  std::string harvest(const std::string &out, const std::string &flags = "") {
+    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " +
+           flags;
+  }
+
+  // A fake opt: answers --version/--help-hidden like LLVM 22 and otherwise
+  // runs `body` with $B set to the channel base.
+  std::string fakeOpt(const std::string &name, const std::string &body, const std::string &version = "22.1.8",
+                      const std::string &help = "") {
+    std::string path = Work / name;
+    writeFile(path, "#!/bin/bash\n"
+                    "case \"$1\" in --version) echo 'LLVM version " + version + "'; exit 0;; --help-hidden) echo '" +
+                        help + "'; exit 0;; esac\n"
+                        "for a in \"$@\"; do case \"$a\" in -inliner-interactive-channel-base=*) B=${a#*=};; esac; "
+                        "done\n" +
+                        body + "\n");
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+
+  static TempDir *Fixture;
+  TempDir Work;
+};
+TempDir *HarvestLogs::Fixture = nullptr;
+
+TEST_F(HarvestLogs, DefaultPolicyReproducesTheOrdinaryInlinerByteForByte) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--explicit_temps_dir=" + quote(Work / "temps")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("using interactive mode"), std::string::npos) << r.Err;
+  size_t total = 0;
+  for (int i = 1; i <= 4; ++i) {
+    std::string m = "m" + std::to_string(i) + ".o";
+    std::string plain = Work / (m + ".plain.bc");
+    mustRun("opt-22 '-passes=default<Oz>' " + quote(corpus() + "/" + m + ".bc") + " -o " + quote(plain));
+    EXPECT_EQ(readFile(Work / ("temps/" + m + "/optimized.bc")), readFile(plain)) << m;
+    auto ds = decisions(out + "/logs/" + m + ".log");
+    total += ds.size();
+    for (auto [def, taken] : ds)
+      ASSERT_EQ(def, taken) << m;
+    auto j = byModule(out)[m];
+    EXPECT_EQ(j["status"], "ok");
+    EXPECT_EQ(j["decisions"], ds.size());
+    EXPECT_EQ(j["streams"], 1);
+    EXPECT_GT(j["native_size"].get<uint64_t>(), 0u);
+    EXPECT_TRUE(j["reward"].is_null());
+  }
+  EXPECT_GT(total, 2000u) << "the corpus should exercise thousands of call sites";
+  // The header is the compiler's features, inlining_default, then inlining_decision.
+  auto reader = TrainingLogReader::open(out + "/logs/m1.o.log");
+  ASSERT_TRUE(static_cast<bool>(reader));
+  ASSERT_TRUE(static_cast<bool>((*reader)->next()));
+  EXPECT_EQ((*reader)->header().Features.size(), 40u);
+  EXPECT_EQ((*reader)->header().Features[38].Name, "inlining_default");
+  EXPECT_FALSE((*reader)->header().Score.has_value());
+  auto summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  EXPECT_EQ(summary["modules"]["ok"], 4);
+  EXPECT_EQ(summary["decisions"], total);
+}
+
+TEST_F(HarvestLogs, ClangModeMatchesThePlainCompileAndLlvmSize) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --explicit_temps_dir=" + quote(Work / "temps")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  for (int i = 1; i <= 4; ++i) {
+    std::string m = "m" + std::to_string(i) + ".o";
+    std::string cmd = readFile(corpus() + "/" + m + ".cmd");
+    std::string args;
+    for (size_t start = 0, nul; (nul = cmd.find('\0', start)) != std::string::npos; start = nul + 1)
+      args += " " + quote(cmd.substr(start, nul - start));
+    std::string plain = Work / (m + ".plain.o");
+    mustRun(Clang + args + " -x ir " + quote(corpus() + "/" + m + ".bc") + " -o " + quote(plain));
+    auto ours = berkeleyTextSize(Work / ("temps/" + m + "/native.o"));
+    auto theirs = berkeleyTextSize(plain);
+    ASSERT_TRUE(static_cast<bool>(ours) && static_cast<bool>(theirs));
+    EXPECT_EQ(*ours, *theirs) << m;
+    EXPECT_EQ(byModule(out)[m]["native_size"], *ours);
+    // Our size is llvm-size's Berkeley "text" column.
+    CommandResult size = run("llvm-size-22 " + quote(plain));
+    std::istringstream lines(size.Out);
+    std::string header, values;
+    std::getline(lines, header);
+    std::getline(lines, values);
+    EXPECT_EQ(std::stoull(values), *theirs) << size.Out;
+  }
+}
+
+TEST_F(HarvestLogs, ExecPolicyEchoingTheDefaultEqualsTheDefaultPolicy) {
+  std::string policy = std::string(MLGO_SOURCE_DIR) + "/scripts/echo_default_policy.py";
+  mustRun(harvest(Work / "default", "--num_workers=2"));
+  CommandResult r = run(harvest(Work / "exec", "--num_workers=2 --policy=exec:" + quote("/usr/bin/python3 " + policy)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  for (int i = 1; i <= 4; ++i) {
+    std::string log = "/logs/m" + std::to_string(i) + ".o.log";
+    EXPECT_EQ(readFile(Work / ("exec" + log)), readFile(Work / ("default" + log))) << log;
+  }
+  // A non-default policy gets a reward against the cached default size.
+  auto j = byModule(Work / "exec")["m1.o"];
+  EXPECT_EQ(j["reward"], 0.0);
+  EXPECT_EQ(j["default_size"], j["native_size"]);
+  EXPECT_NE(readFile(Work / "exec/default_sizes.jsonl").find("\"m1.o\""), std::string::npos);
+}
+
+TEST_F(HarvestLogs, RandomPolicyIsSeededAndRewarded) {
+  mustRun(harvest(Work / "a", "--policy=random:0.2:7 --modules_filter=m1"));
+  mustRun(harvest(Work / "b", "--policy=random:0.2:7 --modules_filter=m1 --num_workers=1"));
+  EXPECT_EQ(readFile(Work / "a/logs/m1.o.log"), readFile(Work / "b/logs/m1.o.log"));
+  auto ds = decisions(Work / "a/logs/m1.o.log");
+  size_t differ = 0;
+  for (auto [def, taken] : ds)
+    differ += def != taken;
+  EXPECT_GT(differ, 0u); // the log records the decision actually taken
+  auto j = byModule(Work / "a")["m1.o"];
+  EXPECT_TRUE(j["reward"].is_number());
+  EXPECT_DOUBLE_EQ(j["reward"].get<double>(),
+                   1 - (j["native_size"].get<double>() + 0.01) / (j["default_size"].get<double>() + 0.01));
+}
+
+TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
+  struct Case {
+    const char *Name, *Body, *Status, *Reason;
+  } cases[] = {
+      {"crash", "kill -SEGV $$", "failed", "compiler_failed"},
+      {"never-opens", "sleep 100", "timeout", "timeout"},
+      {"opens-then-hangs", "exec 3<\"$B.in\" 4>\"$B.out\"; sleep 100", "timeout", "timeout"},
+      {"closes-early", "exec 3<\"$B.in\" 4>\"$B.out\"; exec 3<&- 4>&-; exit 0", "failed", "protocol_error"},
+      {"garbage", "exec 3<\"$B.in\" 4>\"$B.out\"; echo 'not a header' >&4; sleep 100", "failed", "protocol_error"},
+      {"exits-1", "echo 'error: something' >&2; exit 1", "failed", "compiler_failed"},
+  };
+  for (const Case &c : cases) {
+    std::string opt = fakeOpt(c.Name, c.Body);
+    std::string out = Work / (std::string(c.Name) + "-out");
+    auto start = std::chrono::steady_clock::now();
+    CommandResult r = run(harvest(out, "--opt_path=" + quote(opt) + " --compilation_timeout=2 --num_workers=2"));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.ExitCode, 0) << c.Name << r.Err;
+    EXPECT_LT(seconds, 12) << c.Name;
+    auto j = byModule(out);
+    ASSERT_EQ(j.size(), 4u) << c.Name;
+    EXPECT_EQ(j["m1.o"]["status"], c.Status) << c.Name << j["m1.o"].dump();
+    EXPECT_EQ(j["m1.o"]["reason"], c.Reason) << c.Name << j["m1.o"].dump();
+    EXPECT_FALSE(exists(out + "/logs/m1.o.log")) << c.Name;
+    if (std::string(c.Name) == "garbage")
+      EXPECT_LT(j["m1.o"]["seconds"].get<double>(), 1.5); // killed at once, not at the timeout
+    if (std::string(c.Name) == "crash")
+      EXPECT_EQ(j["m1.o"]["exit_status"], "signal 11 (Segmentation fault)");
+    if (std::string(c.Name) == "exits-1")
+      EXPECT_NE(j["m1.o"]["stderr_tail"].get<std::string>().find("error: something"), std::string::npos);
+    EXPECT_EQ(processesMentioning(opt), 0u) << c.Name << ": a compiler survived";
+  }
+}
+
+TEST_F(HarvestLogs, ExecPoliciesThatDieOrAnswerShortAreReported) {
+  std::string dies = Work / "dies.sh", shortAnswer = Work / "short.sh";
+  writeFile(dies, "#!/bin/sh\nexit 0\n");
+  writeFile(shortAnswer, "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
+  fs::permissions(dies, fs::perms::owner_all);
+  fs::permissions(shortAnswer, fs::perms::owner_all);
+  CommandResult r = run(harvest(Work / "dies", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + dies));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+  auto j = byModule(Work / "dies")["m1.o"];
+  EXPECT_EQ(j["reason"], "policy_error") << j.dump();
+  r = run(harvest(Work / "short", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + shortAnswer));
+  j = byModule(Work / "short")["m1.o"];
+  EXPECT_EQ(j["reason"], "policy_error") << j.dump();
+  EXPECT_NE(j["detail"].get<std::string>().find("3 of the 8 reply bytes"), std::string::npos) << j.dump();
+  EXPECT_LT(j["seconds"].get<double>(), 5);
+}
+
+TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
+  std::string clean = Work / "clean";
+  mustRun(harvest(clean, "--num_workers=1"));
+  std::string out = Work / "out";
+  CommandResult again = run(harvest(clean, "--num_workers=1"));
+  EXPECT_NE(again.Err.find("resuming: 4 of 4 modules are already done"), std::string::npos) << again.Err;
+  EXPECT_NE(run(harvest(clean, "--force --num_workers=1")).Err.find("4 of 4 modules ok"), std::string::npos);
+
+  // Kill -9 once the first module is journaled, then run again.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec " + harvest(out, "--num_workers=1") + " 2>/dev/null").c_str(), nullptr);
+    ::_exit(127);
+  }
+  for (int i = 0; i < 400 && readFile(out + "/harvest.jsonl").find('\n') == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(pid, SIGKILL);
+  int status;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  size_t doneBefore = journal(out).size();
+  EXPECT_GE(doneBefore, 1u);
+  EXPECT_LT(doneBefore, 4u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(processesMentioning(out), 0u) << "the killed run's compilers must die with it";
+  CommandResult resumed = run(harvest(out, "--num_workers=1"));
+  ASSERT_EQ(resumed.ExitCode, 0) << resumed.Err;
+  EXPECT_NE(resumed.Err.find("resuming: " + std::to_string(doneBefore)), std::string::npos) << resumed.Err;
+  EXPECT_EQ(listTree(out + "/logs"), listTree(clean + "/logs"));
+  for (const std::string &f : listTree(clean + "/logs"))
+    EXPECT_EQ(readFile(out + "/logs/" + f), readFile(clean + "/logs/" + f)) << f;
+  auto a = journal(out), b = journal(clean);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i].erase("seconds");
+    b[i].erase("seconds");
+    EXPECT_EQ(a[i], b[i]);
+  }
+}
+
+TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
+  std::string opt = fakeOpt("hang", "sleep 100");
+  std::string out = Work / "out";
+  TempDir capture;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string cmd = "exec " + harvest(out, "--opt_path=" + quote(opt) + " --compilation_timeout=60") + " 2>" +
+                      quote(capture / "err");
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto start = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int status;
+  ::waitpid(pid, &status, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(readFile(capture / "err").find("Run the same command again to resume"), std::string::npos)
+      << readFile(capture / "err");
+  EXPECT_TRUE(journal(out).empty()); // interrupted modules are not recorded
+  EXPECT_EQ(processesMentioning(opt), 0u);
+}
+
+TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
+  // No TFLite LLVM exists on Debian: this fake writes a prepared log where
+  // -training-log says, and copies the module to -o so the real llc runs.
+  LogHeader header;
+  header.Features = {{"callee_users", ElementType::Int64, {1}, 0},
+                     {"inlining_default", ElementType::Int64, {1}, 0},
+                     {"inlining_decision", ElementType::Int64, {1}, 0}};
+  std::string prepared;
+  {
+    llvm::raw_string_ostream os(prepared);
+    TrainingLogWriter writer(os, header);
+    writer.switchContext("");
+    int64_t v = 1;
+    llvm::StringRef b(reinterpret_cast<const char *>(&v), 8);
+    ASSERT_FALSE(static_cast<bool>(writer.observation({b, b, b})));
+  }
+  writeFile(Work / "prepared.log", prepared);
+  std::string opt = fakeOpt("dev-opt",
+                            "echo \"$@\" >> " + quote(Work / "argv") + "\n"
+                            "for a in \"$@\"; do case \"$a\" in -training-log=*) L=${a#*=};; esac; done\n"
+                            "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; *.bc) I=$1;; esac; shift; done\n"
+                            "cp " + quote(Work / "prepared.log") + " \"$L\" && cp \"$I\" \"$O\"",
+                            "22.1.8", "  -training-log=<string> - Path where the development-mode inlining log is saved.");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("with development mode; using development mode"), std::string::npos) << r.Err;
+  EXPECT_EQ(readFile(out + "/logs/m1.o.log"), prepared);
+  EXPECT_EQ(byModule(out)["m1.o"]["decisions"], 1);
+  std::string argv = readFile(Work / "argv");
+  EXPECT_NE(argv.find("-enable-ml-inliner=development"), std::string::npos) << argv;
+  EXPECT_NE(argv.find("-ml-inliner-model-under-training=/models/inl"), std::string::npos) << argv;
+
+  // A corrupt -training-log fails the module with the reader's reason.
+  writeFile(Work / "prepared.log", prepared.substr(0, prepared.size() - 5));
+  mustRun(harvest(Work / "bad", "--opt_path=" + quote(opt) + " --modules_filter=m1"));
+  EXPECT_EQ(byModule(Work / "bad")["m1.o"]["reason"], "bad_training_log");
+}
+
+TEST_F(HarvestLogs, RefusesWhatCannotWork) {
+  std::string old = fakeOpt("opt-19", "exit 0", "19.1.7");
+  CommandResult r = run(harvest(Work / "o", "--opt_path=" + quote(old)));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("use LLVM 21 or later"), std::string::npos) << r.Err;
+  r = run(harvest(Work / "o", "--policy=model:/m"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("needs a development-mode (TFLite) LLVM"), std::string::npos) << r.Err;
+  r = run(harvest(Work / "o", "--mode=development"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("has no development mode"), std::string::npos) << r.Err;
+  EXPECT_EQ(run(harvest(Work / "o", "--policy=random:2")).ExitCode, 2);
+  EXPECT_EQ(run(harvest(Work / "o", "--shard=3/2")).ExitCode, 2);
+  EXPECT_EQ(run(harvest(Work / "o", "--opt_path=/nonexistent/opt")).ExitCode, 1);
+  EXPECT_EQ(run(Harvest + " --corpus=" + quote(Work / "nowhere") + " --output_dir=" + quote(Work / "o")).ExitCode, 1);
+}
+
+TEST_F(HarvestLogs, SelectionShardsAndDataset) {
+  mustRun(harvest(Work / "s0", "--shard=0/2"));
+  mustRun("SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " + harvest(Work / "s1", "--shard=auto"));
+  auto s0 = byModule(Work / "s0"), s1 = byModule(Work / "s1");
+  EXPECT_EQ(s0.size(), 2u);
+  EXPECT_EQ(s1.size(), 2u);
+  for (auto &[m, j] : s0)
+    EXPECT_EQ(s1.count(m), 0u) << m;
+  // Largest first: shard 0 takes the 1st and 3rd largest.
+  EXPECT_EQ(journal(Work / "s0")[0]["module"], "m4.o");
+  EXPECT_EQ(journal(Work / "s0")[1]["module"], "m2.o");
+
+  mustRun(harvest(Work / "f", "--modules_filter=m[34] --tfrecord=" + quote(Work / "f/trace.tfrecord")));
+  EXPECT_EQ(byModule(Work / "f").size(), 2u);
+  CommandResult decoded = run("/usr/bin/python3 " +
+                              quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
+                              quote(Work / "f/trace.tfrecord"));
+  ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
+  auto records = nlohmann::json::parse(decoded.Out);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["inlining_decision"].size(), byModule(Work / "f")["m4.o"]["decisions"].get<size_t>());
+  EXPECT_EQ(records[0]["reward"][0][0], 0.0);
+
+  mustRun(harvest(Work / "sample", "--sampling_rate=0.5 --seed=3"));
+  EXPECT_EQ(byModule(Work / "sample").size(), 2u);
+}
+
+} // namespace
