@@ -19,6 +19,7 @@
 #include <tbb/task_arena.h>
 
 #include <csignal>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
@@ -394,6 +395,9 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["decisions"] = Decisions;
   j["seconds"] = Seconds;
   j["decisions_per_second"] = Seconds > 0 ? Decisions / Seconds : 0.0;
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage); // the harvester's own memory, not its compilers'
+  j["harvester_peak_rss_kb"] = usage.ru_maxrss;
   return j;
 }
 

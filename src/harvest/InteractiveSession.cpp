@@ -64,7 +64,7 @@ void setBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLO
 // Opens the write end of `.in` once the compiler opened its read end;
 // -1 if the compiler exits (or is killed) first.
 int openInbound(const std::string &path, ChildProcess &child, const Watchdog &watchdog) {
-  auto pause = std::chrono::microseconds(200);
+  auto pause = std::chrono::microseconds(50);
   while (true) {
     int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0) {
@@ -76,7 +76,7 @@ int openInbound(const std::string &path, ChildProcess &child, const Watchdog &wa
     if (watchdog.fired() || child.exitedNoReap(false))
       return -1;
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+    pause = std::min(pause * 2, std::chrono::microseconds(500)); // opt starts in ~10 ms: poll finely
   }
 }
 
