@@ -173,6 +173,10 @@ TEST_F(HarvestLogs, DefaultPolicyReproducesTheOrdinaryInlinerByteForByte) {
   auto summary = nlohmann::json::parse(readFile(out + "/summary.json"));
   EXPECT_EQ(summary["modules"]["ok"], 4);
   EXPECT_EQ(summary["decisions"], total);
+  std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
+  std::string check = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " ";
+  mustRun(check + quote(formats + "harvest_summary.schema.json") + " " + quote(out + "/summary.json"));
+  mustRun(check + "--lines " + quote(formats + "harvest_journal.schema.json") + " " + quote(out + "/harvest.jsonl"));
 }
 
 TEST_F(HarvestLogs, ClangModeMatchesThePlainCompileAndLlvmSize) {
@@ -264,6 +268,9 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
     if (std::string(c.Name) == "exits-1")
       EXPECT_NE(j["m1.o"]["stderr_tail"].get<std::string>().find("error: something"), std::string::npos);
     EXPECT_EQ(processesMentioning(opt), 0u) << c.Name << ": a compiler survived";
+    mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " --lines " +
+            quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_journal.schema.json") + " " +
+            quote(out + "/harvest.jsonl"));
   }
 }
 
