@@ -13,19 +13,40 @@
 namespace mlgo {
 namespace {
 
-void addAdvisorFlags(std::vector<std::string> &argv, const AdvisorSetup &advisor, bool viaMllvm) {
+std::vector<std::string> advisorFlags(Problem problem, const AdvisorSetup &advisor) {
   if (!advisor.Enabled)
-    return;
-  std::vector<std::string> flags;
-  if (advisor.Mode == AdvisorMode::Interactive) {
-    flags = {"-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + advisor.ChannelBase,
-             "-inliner-interactive-include-default"};
-  } else {
-    flags = {"-enable-ml-inliner=development", "-training-log=" + advisor.TrainingLog};
-    if (!advisor.ModelDir.empty())
-      flags.push_back("-ml-inliner-model-under-training=" + advisor.ModelDir);
+    return {};
+  bool interactive = advisor.Mode == AdvisorMode::Interactive;
+  switch (problem) {
+  case Problem::Inliner:
+    if (interactive)
+      return {"-enable-ml-inliner=release", "-inliner-interactive-channel-base=" + advisor.ChannelBase,
+              "-inliner-interactive-include-default"};
+    if (advisor.ModelDir.empty())
+      return {"-enable-ml-inliner=development", "-training-log=" + advisor.TrainingLog};
+    return {"-enable-ml-inliner=development", "-training-log=" + advisor.TrainingLog,
+            "-ml-inliner-model-under-training=" + advisor.ModelDir};
+  case Problem::RegallocEvict:
+    if (interactive)
+      return {"-regalloc-enable-advisor=release", "-regalloc-evict-interactive-channel-base=" + advisor.ChannelBase};
+    if (advisor.ModelDir.empty())
+      return {"-regalloc-enable-advisor=development", "-regalloc-training-log=" + advisor.TrainingLog};
+    return {"-regalloc-enable-advisor=development", "-regalloc-training-log=" + advisor.TrainingLog,
+            "-regalloc-model=" + advisor.ModelDir};
+  case Problem::RegallocPriority:
+    if (interactive)
+      return {"-regalloc-enable-priority-advisor=release",
+              "-regalloc-priority-interactive-channel-base=" + advisor.ChannelBase};
+    if (advisor.ModelDir.empty())
+      return {"-regalloc-enable-priority-advisor=development", "-regalloc-priority-training-log=" + advisor.TrainingLog};
+    return {"-regalloc-enable-priority-advisor=development", "-regalloc-priority-training-log=" + advisor.TrainingLog,
+            "-regalloc-priority-model=" + advisor.ModelDir};
   }
-  for (std::string &flag : flags) {
+  return {};
+}
+
+void addAdvisorFlags(std::vector<std::string> &argv, Problem problem, const AdvisorSetup &advisor, bool viaMllvm) {
+  for (std::string &flag : advisorFlags(problem, advisor)) {
     if (viaMllvm)
       argv.push_back("-mllvm");
     argv.push_back(std::move(flag));
@@ -34,14 +55,18 @@ void addAdvisorFlags(std::vector<std::string> &argv, const AdvisorSetup &advisor
 
 } // namespace
 
-ModuleCommands inlinerCommands(const CompilerSettings &settings, const ModuleInputs &inputs,
-                               const AdvisorSetup &advisor, llvm::StringRef workDir) {
+ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem, const ModuleInputs &inputs,
+                              const AdvisorSetup &advisor, llvm::StringRef workDir) {
   ModuleCommands commands;
   commands.Native = joinPath(workDir, "native.o");
-  if (settings.Kind == CompilerKind::Opt) {
+  bool regalloc = isRegalloc(problem);
+  if (regalloc)
+    commands.Remarks = joinPath(workDir, "regalloc-remarks.yaml");
+  switch (settings.Kind) {
+  case CompilerKind::Opt: {
     commands.Optimized = joinPath(workDir, "optimized.bc");
     commands.Compile = {settings.Opt, "-passes=" + settings.Passes};
-    addAdvisorFlags(commands.Compile, advisor, /*viaMllvm=*/false);
+    addAdvisorFlags(commands.Compile, problem, advisor, /*viaMllvm=*/false);
     commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
     commands.Compile.insert(commands.Compile.end(), {inputs.Bitcode, "-o", commands.Optimized});
     std::vector<std::string> llc = {settings.Llc};
@@ -50,12 +75,28 @@ ModuleCommands inlinerCommands(const CompilerSettings &settings, const ModuleInp
     commands.Codegen = std::move(llc);
     return commands;
   }
-  // clang: the module's own command line, as ml-compiler-opt compiles it.
-  commands.Compile = {settings.Clang};
-  commands.Compile.insert(commands.Compile.end(), inputs.CommandLine.begin(), inputs.CommandLine.end());
-  addAdvisorFlags(commands.Compile, advisor, /*viaMllvm=*/true);
-  commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
-  commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
+  case CompilerKind::Llc:
+    commands.Compile = {settings.Llc};
+    commands.Compile.insert(commands.Compile.end(), settings.LlcFlags.begin(), settings.LlcFlags.end());
+    if (regalloc)
+      commands.Compile.insert(commands.Compile.end(), {"-regalloc=greedy", "-pass-remarks-output=" + commands.Remarks,
+                                                       "-pass-remarks-filter=regalloc"});
+    addAdvisorFlags(commands.Compile, problem, advisor, /*viaMllvm=*/false);
+    commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+    commands.Compile.insert(commands.Compile.end(), {"-filetype=obj", inputs.Bitcode, "-o", commands.Native});
+    return commands;
+  case CompilerKind::Clang:
+    // The module's own command line, as ml-compiler-opt compiles it.
+    commands.Compile = {settings.Clang};
+    commands.Compile.insert(commands.Compile.end(), inputs.CommandLine.begin(), inputs.CommandLine.end());
+    addAdvisorFlags(commands.Compile, problem, advisor, /*viaMllvm=*/true);
+    if (regalloc)
+      commands.Compile.insert(commands.Compile.end(), {"-opt-record-file", commands.Remarks, "-opt-record-passes",
+                                                       "regalloc", "-opt-record-format", "yaml"});
+    commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+    commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
+    return commands;
+  }
   return commands;
 }
 
@@ -83,14 +124,18 @@ llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef c
   return args;
 }
 
-llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path) {
+llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, CompilerKind kind, Problem problem) {
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-probe", dir))
     return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
   std::string out = joinPath(dir, "out"), err = joinPath(dir, "err");
   CompilerCapabilities caps;
   for (const char *flag : {"--version", "--help-hidden"}) {
-    auto child = ChildProcess::spawn({{path.str(), flag}, out, err});
+    std::vector<std::string> argv = {path.str()};
+    if (kind == CompilerKind::Clang && std::string(flag) == "--help-hidden")
+      argv.insert(argv.end(), {"-cc1", "-mllvm"}); // the driver's --help does not list LLVM's options
+    argv.push_back(flag);
+    auto child = ChildProcess::spawn({argv, out, err});
     if (!child) {
       llvm::sys::fs::remove_directories(dir);
       return child.takeError();
@@ -108,7 +153,10 @@ llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path) {
       if (std::regex_search(text, m, Version))
         caps.MajorVersion = std::stoi(m[2]);
     } else {
-      caps.DevelopmentMode = text.find("-training-log") != std::string::npos;
+      const char *logFlag = problem == Problem::Inliner          ? "-training-log="
+                            : problem == Problem::RegallocEvict ? "-regalloc-training-log="
+                                                                : "-regalloc-priority-training-log=";
+      caps.DevelopmentMode = text.find(logFlag) != std::string::npos;
     }
   }
   llvm::sys::fs::remove_directories(dir);

@@ -34,34 +34,34 @@ public:
     return send(line);
   }
 
-  llvm::Expected<int64_t> decide(const TrainingLogReader &observation, int64_t, Deadline deadline) override {
+  llvm::Expected<std::string> decide(const Query &query, Deadline deadline) override {
+    const TrainingLogReader &observation = query.Observation;
     std::string record = "{\"observation\":" + std::to_string(observation.observationIndex()) + "}\n";
     record += observation.observation().str();
     record += '\n';
     if (llvm::Error e = send(record))
       return std::move(e);
-    char reply[8];
+    size_t size = query.Advice.byteSize();
+    std::string reply(size, '\0');
     size_t got = 0;
-    while (got < sizeof(reply)) {
+    while (got < size) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       struct pollfd p = {Process->stdoutFd(), POLLIN, 0};
       int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (ready == 0)
         return failure("did not answer observation " + std::to_string(observation.observationIndex()) +
-                       " in time (" + std::to_string(got) + " of 8 bytes)");
+                       " in time (" + std::to_string(got) + " of " + std::to_string(size) + " bytes)");
       if (ready < 0 && errno == EINTR)
         continue;
-      ssize_t n = ::read(Process->stdoutFd(), reply + got, sizeof(reply) - got);
+      ssize_t n = ::read(Process->stdoutFd(), reply.data() + got, size - got);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        return failure("closed its output after " + std::to_string(got) + " of the 8 reply bytes for observation " +
-                       std::to_string(observation.observationIndex()));
+        return failure("closed its output after " + std::to_string(got) + " of the " + std::to_string(size) +
+                       " reply bytes for observation " + std::to_string(observation.observationIndex()));
       got += static_cast<size_t>(n);
     }
-    int64_t decision;
-    std::memcpy(&decision, reply, sizeof(decision));
-    return decision;
+    return reply;
   }
 
   void abandonModule() override { stop(); }

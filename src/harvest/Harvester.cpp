@@ -2,6 +2,7 @@
 
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/NativeSize.h"
+#include "mlgo/harvest/RegallocReward.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/support/AtomicFile.h"
@@ -36,7 +37,7 @@ struct ModuleRecord {
   double Seconds = 0;
   size_t Decisions = 0, Streams = 0;
   std::optional<uint64_t> NativeSize, DefaultSize;
-  std::optional<double> Reward;
+  std::optional<double> Reward, RegallocScore;
 
   nlohmann::ordered_json toJson() const {
     nlohmann::ordered_json j;
@@ -52,6 +53,8 @@ struct ModuleRecord {
     j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
     j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
     j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
+    if (RegallocScore)
+      j["regalloc_score"] = *RegallocScore;
     return j;
   }
 };
@@ -122,7 +125,7 @@ public:
         return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
     if (llvm::Error e = Journal.open(harvestJournalPath(Options.OutputDir)))
       return e;
-    if (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec) {
+    if (sizeRewarded()) {
       for (auto &[module, j] : readLatest(defaultSizesPath(), "module"))
         if (j.contains("native_size") && j["native_size"].is_number_unsigned())
           DefaultSizes[module] = j["native_size"].get<uint64_t>();
@@ -156,6 +159,13 @@ public:
 
 private:
   std::string defaultSizesPath() const { return joinPath(Options.OutputDir, "default_sizes.jsonl"); }
+
+  // Inliner policies other than the default are rewarded against the
+  // ordinary inliner's native size, as ml-compiler-opt does.
+  bool sizeRewarded() const {
+    return Options.Decisions == Problem::Inliner &&
+           (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec);
+  }
 
   Deadline deadline() const {
     return Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(Options.TimeoutSeconds * 1000));
@@ -192,10 +202,10 @@ private:
   // Compiles with `advisor`; leaves the object in commands.Native.
   void compile(const ModuleInputs &in, const AdvisorSetup &advisor, const std::string &work, Policy *policy,
                llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
-    commands = inlinerCommands(Options.Compiler, in, advisor, work);
+    commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
     CompileJob compileJob = job(commands.Compile, work, "compile.stderr");
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
-                                 ? runInteractiveInliner(compileJob, advisor.ChannelBase, *policy, *log)
+                                 ? runInteractive(compileJob, advisor.ChannelBase, Options.Decisions, *policy, *log)
                                  : runCompile(compileJob);
     record.Decisions = outcome.Decisions;
     record.Streams = outcome.Streams;
@@ -245,8 +255,24 @@ private:
       return;
     }
     std::string produced = Options.Mode == AdvisorMode::Development ? advisor.TrainingLog : interactiveLog;
-    if (Options.Mode == AdvisorMode::Development && !checkDevelopmentLog(produced, record))
+    // llc opens a regalloc channel only at the first function body: a
+    // module without any never opens it, and has no decisions and no log.
+    bool hasLog = Options.Mode == AdvisorMode::Development ? llvm::sys::fs::exists(produced) : record.Streams > 0;
+    if (hasLog && Options.Mode == AdvisorMode::Development && !checkDevelopmentLog(produced, record))
       return;
+    if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
+      auto scores = regallocScores(commands.Remarks);
+      std::string rewarded = joinPath(work, "rewarded.log");
+      auto total = scores ? addRegallocRewards(produced, rewarded, *scores) : llvm::Expected<double>(scores.takeError());
+      if (!total) {
+        record.Status = "failed";
+        record.Reason = "bad_training_log";
+        record.Detail = "cannot add regalloc rewards: " + llvm::toString(total.takeError());
+        return;
+      }
+      record.RegallocScore = *total;
+      produced = rewarded;
+    }
 
     auto size = berkeleyTextSize(commands.Native);
     if (!size) {
@@ -256,7 +282,9 @@ private:
       return;
     }
     record.NativeSize = *size;
-    if (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec) {
+    if (!hasLog)
+      return;
+    if (sizeRewarded()) {
       std::optional<uint64_t> baseline = defaultSize(module.Name, *in, work, record);
       if (!baseline)
         return;
@@ -313,7 +341,7 @@ private:
     std::string baselineWork = joinPath(work, "baseline");
     llvm::sys::fs::create_directories(baselineWork);
     AdvisorSetup none;
-    none.Enabled = false;
+    none.Enabled = false; // the ordinary inliner
     ModuleRecord baseline;
     ModuleCommands commands;
     compile(in, none, baselineWork, nullptr, nullptr, baseline, commands);
@@ -358,14 +386,19 @@ llvm::Error writeDataset(const HarvestOptions &options, const std::vector<Planne
     if (it == done.end() || it->second.value("status", "") != "ok")
       continue;
     const nlohmann::ordered_json &j = it->second;
-    // ml-compiler-opt makes no example from a module of size 0 or no decisions.
-    if (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0)
+    if (!llvm::sys::fs::exists(logPath(options, module.Name)))
+      continue; // a module without decisions
+    // ml-compiler-opt makes no inliner example from a module of size 0.
+    if (options.Decisions == Problem::Inliner &&
+        (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0))
       continue;
     auto reader = TrainingLogReader::open(logPath(options, module.Name));
     if (!reader)
       return reader.takeError();
     RewardPolicy reward;
-    if (j["reward"].is_number()) {
+    if (isRegalloc(options.Decisions))
+      reward.How = RewardPolicy::Mode::Score; // each function's (proxy) score on its last step
+    else if (j["reward"].is_number()) {
       reward.How = RewardPolicy::Mode::Constant;
       reward.Value = static_cast<float>(j["reward"].get<double>());
     }
@@ -385,7 +418,8 @@ std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outp
 nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   nlohmann::ordered_json j;
   j["corpus"] = o.CorpusDir;
-  j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : "clang";
+  j["problem"] = problemFlagName(o.Decisions);
+  j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : o.Compiler.Kind == CompilerKind::Llc ? "llc" : "clang";
   j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
   j["policy"] = o.Policy.describe();
   j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
@@ -424,7 +458,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
-                    llvm::sys::fs::exists(logPath(options, name));
+                    (llvm::sys::fs::exists(logPath(options, name)) || it->second.value("streams", 1) == 0);
     if (finished && !options.Force)
       ++summary.Skipped;
     else

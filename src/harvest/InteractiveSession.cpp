@@ -3,6 +3,7 @@
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/Interrupt.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -166,8 +167,22 @@ CompileOutcome runCompile(const CompileJob &job) {
   return finish(*child, watchdog, CompileOutcome{}, job);
 }
 
-CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &channelBase, Policy &policy,
-                                     llvm::raw_ostream &log) {
+namespace {
+const char *adviceName(Problem problem) {
+  switch (problem) {
+  case Problem::Inliner:
+    return "inlining_decision";
+  case Problem::RegallocEvict:
+    return "index_to_evict";
+  case Problem::RegallocPriority:
+    return "priority";
+  }
+  return "";
+}
+} // namespace
+
+CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem,
+                              Policy &policy, llvm::raw_ostream &log) {
   CompileOutcome outcome;
   auto fail = [&](const char *reason, std::string detail) {
     outcome.Result = CompileOutcome::Status::Failed;
@@ -206,7 +221,7 @@ CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &c
     }
     TrainingLogReader reader(outFd, out, /*owned=*/true);
     ++outcome.Streams;
-    size_t defaultIndex = 0;
+    std::optional<size_t> defaultIndex, maskIndex;
     bool sawHeader = false;
     while (outcome.Result == CompileOutcome::Status::Ok) {
       auto event = reader.next();
@@ -222,18 +237,32 @@ CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &c
       const LogHeader &header = reader.header();
       if (*event == TrainingLogReader::Event::Header) {
         sawHeader = true;
-        std::optional<size_t> slot = header.find("inlining_default");
-        if (!slot || *slot + 1 != header.Features.size()) {
-          fail("no_default_decision", "the compiler's header has no trailing inlining_default feature; it needs "
-                                      "-inliner-interactive-include-default (LLVM 21 or later)");
+        if (!header.Advice || header.Advice->Name != adviceName(problem)) {
+          fail("protocol_error", std::string("the channel's header does not ask for ") + adviceName(problem) +
+                                     " decisions (advice: " + (header.Advice ? header.Advice->Name : "none") + ")");
           break;
         }
-        defaultIndex = *slot;
+        if (problem == Problem::Inliner) {
+          std::optional<size_t> slot = header.find("inlining_default");
+          if (!slot || *slot + 1 != header.Features.size()) {
+            fail("no_default_decision", "the compiler's header has no trailing inlining_default feature; it needs "
+                                        "-inliner-interactive-include-default (LLVM 21 or later)");
+            break;
+          }
+          defaultIndex = slot;
+        }
+        if (problem == Problem::RegallocEvict) {
+          maskIndex = header.find("mask");
+          if (!maskIndex || header.Features[*maskIndex].elementCount() != EvictionColumns) {
+            fail("protocol_error", "the eviction header has no 33-column mask feature");
+            break;
+          }
+        }
         if (!writer) {
           firstHeader = header.toLine();
           LogHeader logHeader;
           logHeader.Features = header.Features;
-          logHeader.Features.push_back({"inlining_decision", ElementType::Int64, {1}, 0});
+          logHeader.Features.push_back(*header.Advice); // the decision taken, as development mode logs it
           writer = std::make_unique<TrainingLogWriter>(log, std::move(logHeader));
         } else if (header.toLine() != firstHeader) {
           fail("protocol_error", "stream " + std::to_string(outcome.Streams) + " has a different header");
@@ -254,20 +283,40 @@ CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &c
           break;
         }
       } else if (*event == TrainingLogReader::Event::Observation) {
-        int64_t defaultDecision = header.Features[defaultIndex].elementAsInt(reader.feature(defaultIndex), 0);
-        auto decision = policy.decide(reader, defaultDecision, job.Until);
-        if (!decision) {
-          fail("policy_error", llvm::toString(decision.takeError()));
+        std::optional<int64_t> defaultDecision;
+        if (defaultIndex)
+          defaultDecision = header.Features[*defaultIndex].elementAsInt(reader.feature(*defaultIndex), 0);
+        Query query{reader, *header.Advice, defaultDecision, maskIndex};
+        auto reply = policy.decide(query, job.Until);
+        if (!reply) {
+          fail("policy_error", llvm::toString(reply.takeError()));
           break;
         }
-        int64_t reply = *decision;
-        if (!writeAll(inFd, reinterpret_cast<const char *>(&reply), sizeof(reply))) {
+        if (reply->size() != header.Advice->byteSize()) {
+          fail("policy_error", "the policy's reply has " + std::to_string(reply->size()) + " bytes, not " +
+                                   std::to_string(header.Advice->byteSize()));
+          break;
+        }
+        if (maskIndex) {
+          // An index the mask forbids crashes or misleads the compiler: never send it.
+          int64_t column = header.Advice->elementAsInt(*reply, 0);
+          std::vector<int64_t> valid = validEvictionColumns(query);
+          if (std::find(valid.begin(), valid.end(), column) == valid.end()) {
+            std::string allowed;
+            for (int64_t v : valid)
+              allowed += (allowed.empty() ? "" : ",") + std::to_string(v);
+            fail("policy_error", "the policy chose eviction column " + std::to_string(column) + " for observation " +
+                                     std::to_string(reader.observationIndex()) + " of " + reader.context() +
+                                     ", which the mask forbids (allowed: " + allowed + ")");
+            break;
+          }
+        }
+        if (!writeAll(inFd, reply->data(), reply->size())) {
           if (!watchdog.fired())
             fail("compiler_failed", "the compiler stopped reading its replies");
           break;
         }
-        llvm::StringRef decisionBytes(reinterpret_cast<const char *>(&reply), sizeof(reply));
-        if (llvm::Error e = writer->observationRaw({reader.observation(), decisionBytes})) {
+        if (llvm::Error e = writer->observationRaw({reader.observation(), *reply})) {
           fail("protocol_error", llvm::toString(std::move(e)));
           break;
         }

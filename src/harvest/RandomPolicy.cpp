@@ -6,6 +6,10 @@
 
 namespace mlgo {
 namespace {
+template <typename T> std::string bytesOf(T value) {
+  return std::string(reinterpret_cast<const char *>(&value), sizeof(value));
+}
+
 class RandomPolicy : public Policy {
 public:
   RandomPolicy(double probability, uint64_t seed) : Probability(probability), Seed(seed) {}
@@ -13,8 +17,24 @@ public:
     Rng.seed(Seed ^ llvm::xxh3_64bits(module));
     return llvm::Error::success();
   }
-  llvm::Expected<int64_t> decide(const TrainingLogReader &, int64_t, Deadline) override {
-    return std::bernoulli_distribution(Probability)(Rng) ? 1 : 0;
+  llvm::Expected<std::string> decide(const Query &query, Deadline) override {
+    if (query.Advice.Type == ElementType::Float) // priority: integral, below 2^32
+      return bytesOf(static_cast<float>(std::uniform_int_distribution<uint32_t>(0, (1u << 20) - 1)(Rng)));
+    bool act = std::bernoulli_distribution(Probability)(Rng);
+    if (!query.MaskFeature) // the inliner
+      return bytesOf<int64_t>(act ? 1 : 0);
+    // Eviction: only columns the mask allows; 32 is "no eviction".
+    std::vector<int64_t> evictions;
+    bool mayKeep = false;
+    for (int64_t column : validEvictionColumns(query)) {
+      if (column == NoEviction)
+        mayKeep = true;
+      else
+        evictions.push_back(column);
+    }
+    if (!evictions.empty() && (act || !mayKeep))
+      return bytesOf<int64_t>(evictions[std::uniform_int_distribution<size_t>(0, evictions.size() - 1)(Rng)]);
+    return bytesOf<int64_t>(NoEviction);
   }
 
 private:

@@ -19,8 +19,8 @@ int main(int argc, char **argv) {
                "harvest-logs"};
   app.get_formatter()->column_width(36);
   HarvestOptions o;
-  std::string compiler = "opt", mode = "auto", policy = "default", shard = "0/1", verbosity = "INFO",
-              filter;
+  std::string compiler = "auto", mode = "auto", policy = "default", shard = "0/1", verbosity = "INFO",
+              filter, problem = "inliner";
   bool quiet = false, strict = false;
   int numWorkers = 0;
   app.add_option("--corpus,--data_path", o.CorpusDir, "The corpus root (holding corpus_description.json).")
@@ -29,10 +29,17 @@ int main(int argc, char **argv) {
       ->required();
   app.add_option("--num_workers", numWorkers, "Modules compiled at once (default: one per hardware thread).")
       ->check(CLI::PositiveNumber);
+  app.add_option("--problem", problem,
+                 "inliner: the ML inliner advisor. regalloc-evict / regalloc-priority: the greedy register "
+                 "allocator's eviction or priority advisor (one context per function).")
+      ->check(CLI::IsMember({"inliner", "regalloc-evict", "regalloc-priority"}))
+      ->capture_default_str();
   app.add_option("--compiler", compiler,
-                 "opt: opt with --passes, then llc to an object for the native size; clang: each module's own "
-                 "command line (.cmd, or the corpus' global_command_override), as ml-compiler-opt compiles.")
-      ->check(CLI::IsMember({"opt", "clang"}))
+                 "opt: opt with --passes, then llc to an object for the native size (inliner only). clang: each "
+                 "module's own command line (.cmd, or the corpus' global_command_override), as ml-compiler-opt "
+                 "compiles. llc: llc on the module (regalloc, for modules that are already optimized IR). auto: opt "
+                 "for the inliner, clang for regalloc.")
+      ->check(CLI::IsMember({"auto", "opt", "clang", "llc"}))
       ->capture_default_str();
   app.add_option("--opt_path", o.Compiler.Opt, "The opt to run.")->capture_default_str();
   app.add_option("--llc_path", o.Compiler.Llc, "The llc to run (--compiler=opt).")->capture_default_str();
@@ -86,7 +93,14 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "harvest-logs: error: %s\n", message.c_str());
     return 2;
   };
-  o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang : CompilerKind::Opt;
+  o.Decisions = *parseProblem(problem);
+  if (compiler == "auto")
+    compiler = isRegalloc(o.Decisions) ? "clang" : "opt";
+  o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang : compiler == "llc" ? CompilerKind::Llc : CompilerKind::Opt;
+  if (isRegalloc(o.Decisions) && o.Compiler.Kind == CompilerKind::Opt)
+    return usage("--compiler=opt runs no register allocator; use --compiler=clang or --compiler=llc for " + problem);
+  if (o.Decisions == Problem::Inliner && o.Compiler.Kind == CompilerKind::Llc)
+    return usage("--compiler=llc runs no inliner; use --compiler=opt or --compiler=clang");
   o.NumWorkers = static_cast<unsigned>(numWorkers);
   if (!filter.empty())
     o.Selection.Filter = filter;
@@ -99,8 +113,10 @@ int main(int argc, char **argv) {
     return usage(llvm::toString(spec.takeError()));
   o.Policy = *spec;
 
-  const std::string &tool = o.Compiler.Kind == CompilerKind::Opt ? o.Compiler.Opt : o.Compiler.Clang;
-  auto caps = probeCompiler(tool);
+  const std::string &tool = o.Compiler.Kind == CompilerKind::Opt   ? o.Compiler.Opt
+                            : o.Compiler.Kind == CompilerKind::Llc ? o.Compiler.Llc
+                                                                   : o.Compiler.Clang;
+  auto caps = probeCompiler(tool, o.Compiler.Kind, o.Decisions);
   if (!caps) {
     log::error(llvm::toString(caps.takeError()));
     return 1;
@@ -123,7 +139,13 @@ int main(int argc, char **argv) {
                  " serve the model from a process instead: --policy=exec:CMD");
       return 1;
     }
-    if (caps->MajorVersion > 0 && caps->MajorVersion < 21) {
+    if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
+      log::error("--policy=default: in interactive mode the compiler sends no default " + problem +
+                 " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development). "
+                 "Interactively, use --policy=random:P or --policy=exec:CMD");
+      return 1;
+    }
+    if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
       log::error(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
                  ", whose interactive inliner writes the default decision into the callee_basic_block_count "
                  "feature instead of inlining_default (fixed by llvm-project#141453): use LLVM 21 or later, "

@@ -1,6 +1,8 @@
 // The command lines a harvest runs for one module, per compiler and mode.
 #pragma once
 
+#include "mlgo/harvest/Problem.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -10,7 +12,7 @@
 
 namespace mlgo {
 
-enum class CompilerKind { Opt, Clang };
+enum class CompilerKind { Opt, Clang, Llc };
 enum class AdvisorMode { Interactive, Development };
 
 struct CompilerSettings {
@@ -38,14 +40,16 @@ struct AdvisorSetup {
 };
 
 struct ModuleCommands {
-  std::vector<std::string> Compile;               // opt (to Optimized) or clang (to Native)
-  std::optional<std::vector<std::string>> Codegen; // llc, for opt
+  std::vector<std::string> Compile;               // opt (to Optimized), clang or llc (to Native)
+  std::optional<std::vector<std::string>> Codegen; // llc, after opt
   std::string Optimized, Native;
+  std::string Remarks; // regalloc: the allocator's optimization remarks (YAML)
 };
 
-/// The command lines for one module; outputs go into `workDir`.
-ModuleCommands inlinerCommands(const CompilerSettings &settings, const ModuleInputs &inputs,
-                               const AdvisorSetup &advisor, llvm::StringRef workDir);
+/// The command lines for one module and problem; outputs go into `workDir`.
+/// Regalloc runs through clang or llc (opt has no register allocator).
+ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem, const ModuleInputs &inputs,
+                              const AdvisorSetup &advisor, llvm::StringRef workDir);
 
 /// Reads <name>.cmd: NUL-separated, the trailing empty field dropped, and the
 /// flags ml-compiler-opt deletes for the inliner removed (-split-dwarf-file,
@@ -55,8 +59,9 @@ llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef c
 /// What the compiler at `path` supports, probed once.
 struct CompilerCapabilities {
   int MajorVersion = 0;         // from --version; 0 when unknown
-  bool DevelopmentMode = false; // --help-hidden lists -training-log
+  bool DevelopmentMode = false; // --help-hidden lists the problem's training-log flag
 };
-llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path);
+/// clang is probed through `-cc1 -mllvm --help-hidden`.
+llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, CompilerKind kind, Problem problem);
 
 } // namespace mlgo

@@ -6,6 +6,7 @@
 #include "mlgo/harvest/CompilerDriver.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/harvest/Policy.h"
+#include "mlgo/harvest/Problem.h"
 
 #include "llvm/Support/Error.h"
 
@@ -16,6 +17,7 @@ namespace mlgo {
 
 struct HarvestOptions {
   std::string CorpusDir, OutputDir;
+  Problem Decisions = Problem::Inliner;
   CompilerSettings Compiler;
   AdvisorMode Mode = AdvisorMode::Interactive;
   PolicySpec Policy;

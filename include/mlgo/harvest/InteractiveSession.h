@@ -34,11 +34,14 @@ struct CompileJob {
 };
 
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are
-/// created here). The log is written to `log` as development mode would
-/// write it: the compiler's features (with inlining_default), then
-/// inlining_decision; one context; numbering continued across streams.
-CompileOutcome runInteractiveInliner(const CompileJob &job, const std::string &channelBase, Policy &policy,
-                                     llvm::raw_ostream &log);
+/// created here) for `problem`. The log is written to `log` as development
+/// mode would write it, without outcomes: the compiler's features (with
+/// inlining_default for the inliner), then the decision taken
+/// (inlining_decision, index_to_evict or priority); context lines as the
+/// compiler sends them; numbering continued across streams. Eviction
+/// replies are checked against the mask before they are sent.
+CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem,
+                              Policy &policy, llvm::raw_ostream &log);
 
 /// Runs a plain compile (no channel) under the same timeout rules.
 CompileOutcome runCompile(const CompileJob &job);

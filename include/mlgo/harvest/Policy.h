@@ -1,6 +1,7 @@
 // Who decides each inlining query of an interactive compile.
 #pragma once
 
+#include "mlgo/harvest/Problem.h"
 #include "mlgo/log/TrainingLog.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace mlgo {
 
@@ -27,6 +30,17 @@ struct PolicySpec {
 };
 llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text);
 
+/// One decision the compiler asks for.
+struct Query {
+  const TrainingLogReader &Observation;
+  const TensorSpec &Advice;               // the reply's type and shape (from the header)
+  std::optional<int64_t> DefaultDecision; // the inliner's inlining_default; regalloc sends none
+  std::optional<size_t> MaskFeature;      // eviction: the index of the `mask` feature
+};
+
+/// The valid eviction columns of an observation: those whose mask is 1.
+std::vector<int64_t> validEvictionColumns(const Query &query);
+
 class Policy {
 public:
   virtual ~Policy() = default;
@@ -34,21 +48,23 @@ public:
   /// Each stream the compiler opens starts with its header.
   virtual llvm::Error beginStream(const LogHeader &compilerHeader, Deadline deadline) { return llvm::Error::success(); }
   virtual llvm::Error context(llvm::StringRef name, Deadline deadline) { return llvm::Error::success(); }
-  /// The decision for the reader's current observation; `defaultDecision` is
-  /// the compiler's own (inlining_default).
-  virtual llvm::Expected<int64_t> decide(const TrainingLogReader &observation, int64_t defaultDecision,
-                                         Deadline deadline) = 0;
+  /// The reply to send: exactly Advice.byteSize() bytes (an int64 for the
+  /// inliner and eviction, a float32 for priority).
+  virtual llvm::Expected<std::string> decide(const Query &query, Deadline deadline) = 0;
   /// The module failed: drop any state that may be out of step.
   virtual void abandonModule() {}
 };
 
 /// NoInference: answer with the compiler's default decision.
 std::unique_ptr<Policy> makeDefaultPolicy();
-/// Inline with probability P, seeded per module (same decisions whatever
-/// the worker or the order).
+/// Seeded per module (same decisions whatever the worker or the order).
+/// Inliner: inline with probability P. Eviction: with probability P evict a
+/// uniformly chosen valid candidate, else "no eviction" when the mask allows
+/// it. Priority: a uniform integral priority in [0, 2^20).
 std::unique_ptr<Policy> makeRandomPolicy(double probability, uint64_t seed);
 /// The user's policy process (one per worker, reused across modules): it
-/// reads the compiler's stream on stdin and answers 8-byte replies on stdout.
+/// reads the compiler's stream on stdin and answers each observation with
+/// the advice's bytes on stdout (8 for int64 decisions, 4 for priority).
 std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath);
 
 } // namespace mlgo

@@ -1,0 +1,142 @@
+#include "mlgo/harvest/RegallocReward.h"
+
+#include "mlgo/log/TrainingLog.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+namespace mlgo {
+namespace {
+
+// A YAML scalar as LLVM's remark serializer writes it: plain, 'single' or
+// "double" quoted.
+std::string unquote(llvm::StringRef value) {
+  value = value.trim();
+  if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
+    std::string out;
+    llvm::StringRef inner = value.drop_front().drop_back();
+    for (size_t i = 0; i < inner.size(); ++i) {
+      out += inner[i];
+      if (inner[i] == '\'' && i + 1 < inner.size() && inner[i + 1] == '\'')
+        ++i;
+    }
+    return out;
+  }
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    std::string out;
+    llvm::StringRef inner = value.drop_front().drop_back();
+    for (size_t i = 0; i < inner.size(); ++i) {
+      if (inner[i] == '\\' && i + 1 < inner.size())
+        ++i;
+      out += inner[i];
+    }
+    return out;
+  }
+  return value.str();
+}
+
+} // namespace
+
+llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef remarksPath) {
+  std::map<std::string, double> scores;
+  auto buffer = llvm::MemoryBuffer::getFile(remarksPath, /*IsText=*/true, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return scores;
+  static const std::map<std::string, double> Weights = {{"TotalSpillsCost", 1.0},
+                                                        {"TotalReloadsCost", 4.0},
+                                                        {"TotalFoldedSpillsCost", 1.0},
+                                                        {"TotalFoldedReloadsCost", 4.0},
+                                                        {"TotalCopiesCost", 0.2}};
+  std::string name, function;
+  double score = 0;
+  auto flush = [&] {
+    if (name == "SpillReloadCopies" && !function.empty())
+      scores[function] += score;
+    name.clear();
+    function.clear();
+    score = 0;
+  };
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (line.starts_with("---")) {
+      flush();
+      continue;
+    }
+    llvm::StringRef trimmed = line.ltrim(" -");
+    auto [key, value] = trimmed.split(':');
+    if (line.starts_with("Name:"))
+      name = unquote(value);
+    else if (line.starts_with("Function:"))
+      function = unquote(value);
+    else if (auto weight = Weights.find(key.trim().str()); weight != Weights.end())
+      score += weight->second * std::strtod(unquote(value).c_str(), nullptr);
+  }
+  flush();
+  return scores;
+}
+
+llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRef finalLog,
+                                          const std::map<std::string, double> &scores) {
+  // Pass 1: each function's observation count, to find its last one.
+  std::map<std::string, int64_t> counts;
+  {
+    auto reader = TrainingLogReader::open(rawLog);
+    if (!reader)
+      return reader.takeError();
+    while (true) {
+      auto event = (*reader)->next();
+      if (!event)
+        return event.takeError();
+      if (*event == TrainingLogReader::Event::End)
+        break;
+      if (*event == TrainingLogReader::Event::Observation)
+        ++counts[(*reader)->context()];
+    }
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(finalLog, ec);
+  if (ec)
+    return llvm::createStringError(ec, "%s: %s", finalLog.str().c_str(), ec.message().c_str());
+  auto reader = TrainingLogReader::open(rawLog);
+  if (!reader)
+    return reader.takeError();
+  std::unique_ptr<TrainingLogWriter> writer;
+  double total = 0;
+  for (const auto &[function, score] : scores)
+    total += score;
+  while (true) {
+    auto event = (*reader)->next();
+    if (!event)
+      return event.takeError();
+    if (*event == TrainingLogReader::Event::End)
+      break;
+    if (*event == TrainingLogReader::Event::Header) {
+      if (!writer) {
+        LogHeader header = (*reader)->header();
+        header.Score = TensorSpec{"reward", ElementType::Float, {1}, 0};
+        writer = std::make_unique<TrainingLogWriter>(out, std::move(header));
+      }
+    } else if (*event == TrainingLogReader::Event::Context) {
+      writer->switchContext((*reader)->context());
+    } else if (*event == TrainingLogReader::Event::Observation) {
+      const std::string &function = (*reader)->context();
+      if (llvm::Error e = writer->observationRaw({(*reader)->observation()}))
+        return std::move(e);
+      float reward = 0;
+      if ((*reader)->observationIndex() + 1 == counts[function])
+        if (auto it = scores.find(function); it != scores.end())
+          reward = static_cast<float>(it->second);
+      if (llvm::Error e = writer->outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), sizeof(reward))))
+        return std::move(e);
+    }
+  }
+  out.close();
+  if (out.has_error())
+    return llvm::createStringError(out.error(), "%s: %s", finalLog.str().c_str(), out.error().message().c_str());
+  return total;
+}
+
+} // namespace mlgo
