@@ -7,6 +7,7 @@ framing, parses every payload with the real protobuf library and prints the
 records as JSON: [{key: [[values of step 0], [values of step 1], ...]}].
 """
 import json
+import math
 import struct
 import sys
 
@@ -77,11 +78,13 @@ def main():
             steps = []
             for feature in feature_list.feature:
                 kind = feature.WhichOneof("kind")
-                steps.append({"int64_list": list(feature.int64_list.value),
-                              "float_list": list(feature.float_list.value)}[kind])
+                values = {"int64_list": list(feature.int64_list.value),
+                          "float_list": list(feature.float_list.value)}[kind]
+                # JSON has no NaN or infinity (regalloc's use_def_density may hold them).
+                steps.append([v if not isinstance(v, float) or math.isfinite(v) else repr(v) for v in values])
             record[key] = steps
         out.append(record)
-    json.dump(out, sys.stdout)
+    json.dump(out, sys.stdout, allow_nan=False)
 
 
 main()

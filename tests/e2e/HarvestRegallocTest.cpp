@@ -1,0 +1,299 @@
+// harvest-logs --problem=regalloc-*: the real clang-22/llc-22 on a corpus
+// with enough register pressure for thousands of eviction decisions.
+#include "mlgo/log/TrainingLog.h"
+
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+using namespace mlgo;
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string Harvest = tool("harvest-logs");
+const std::string Clang = MLGO_CLANG;
+
+// Functions with `live` doubles alive across a loop: far more than x86-64's
+// 16 vector registers.
+std::string pressureSource(int module) {
+  std::string s = "extern int ext(int);\n";
+  for (int fn = 0; fn < 3; ++fn) {
+    int live = 24 + 8 * fn + 4 * module;
+    s += "double f" + std::to_string(fn) + "(double *a, int n) {\n";
+    for (int i = 0; i < live; ++i)
+      s += "  double v" + std::to_string(i) + " = a[" + std::to_string(i) + "] * " + std::to_string(i + 1) + ".5;\n";
+    s += "  for (int k = 0; k < n; ++k) {\n";
+    for (int i = 0; i < live; ++i)
+      s += "    v" + std::to_string(i) + " = v" + std::to_string(i) + " * a[k] + v" + std::to_string((i + 7) % live) +
+           ";\n";
+    s += "  }\n  return 0";
+    for (int i = 0; i < live; ++i)
+      s += " + v" + std::to_string(i);
+    s += ";\n}\n";
+  }
+  return s;
+}
+
+struct Observation {
+  std::string Context;
+  int64_t Index;
+  std::vector<int64_t> Mask;
+  double Decision;
+  std::optional<double> Outcome;
+};
+
+std::vector<Observation> readLog(const std::string &path) {
+  std::vector<Observation> out;
+  auto reader = TrainingLogReader::open(path);
+  EXPECT_TRUE(static_cast<bool>(reader));
+  if (!reader)
+    return out;
+  while (true) {
+    auto event = (*reader)->next();
+    EXPECT_TRUE(static_cast<bool>(event)) << (event ? "" : llvm::toString(event.takeError()));
+    if (!event || *event == TrainingLogReader::Event::End)
+      break;
+    const LogHeader &h = (*reader)->header();
+    if (*event == TrainingLogReader::Event::Observation) {
+      Observation o{(*reader)->context(), (*reader)->observationIndex(), {}, 0, std::nullopt};
+      if (auto mask = h.find("mask"))
+        for (size_t i = 0; i < 33; ++i)
+          o.Mask.push_back(h.Features[*mask].elementAsInt((*reader)->feature(*mask), i));
+      size_t d = h.Features.size() - 1;
+      o.Decision = h.Features[d].elementAsDouble((*reader)->feature(d), 0);
+      out.push_back(std::move(o));
+    } else if (*event == TrainingLogReader::Event::Outcome) {
+      out.back().Outcome = h.Score->elementAsDouble((*reader)->outcome(), 0);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, nlohmann::json> journal(const std::string &out) {
+  std::map<std::string, nlohmann::json> m;
+  std::istringstream in(readFile(out + "/harvest.jsonl"));
+  for (std::string l; std::getline(in, l);) {
+    auto j = nlohmann::json::parse(l);
+    m[j["module"].get<std::string>()] = j;
+  }
+  return m;
+}
+
+class HarvestRegalloc : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    std::string d = Fixture->path();
+    fs::create_directories(d + "/objs");
+    for (int m = 0; m < 3; ++m) {
+      writeFile(d + "/src/r" + std::to_string(m) + ".c", pressureSource(m));
+      mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/r" + std::to_string(m) + ".c -o r" +
+                  std::to_string(m) + ".o",
+              d + "/objs");
+    }
+    // A module with no function bodies: llc never opens the channel.
+    writeFile(d + "/src/nobody.c", "int only_declared(int);\nint global = 3;\n");
+    mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/nobody.c -o nobody.o", d + "/objs");
+    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") + " --output_dir=" +
+            quote(d + "/corpus"));
+  }
+  static void TearDownTestSuite() { delete Fixture; }
+  static std::string corpus() { return *Fixture / "corpus"; }
+  std::string harvest(const std::string &out, const std::string &flags) {
+    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
+  }
+  std::string script(const std::string &name, const std::string &body) {
+    std::string path = Work / name;
+    writeFile(path, body);
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+
+  static TempDir *Fixture;
+  TempDir Work;
+};
+TempDir *HarvestRegalloc::Fixture = nullptr;
+
+TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1 --tfrecord=" +
+                                         quote(out + "/ra.tfrecord")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto j = journal(out);
+  ASSERT_EQ(j.size(), 4u);
+  size_t total = 0, records = 0;
+  for (int m = 0; m < 3; ++m) {
+    std::string name = "r" + std::to_string(m) + ".o";
+    EXPECT_EQ(j[name]["status"], "ok") << j[name].dump();
+    auto log = readLog(out + "/logs/" + name + ".log");
+    total += log.size();
+    EXPECT_EQ(j[name]["decisions"], log.size());
+    std::map<std::string, double> lastOutcome;
+    double sum = 0;
+    std::set<std::string> functions;
+    for (const Observation &o : log) {
+      ASSERT_EQ(o.Mask.size(), 33u);
+      ASSERT_EQ(o.Mask[static_cast<size_t>(o.Decision)], 1) << name << " " << o.Context << " " << o.Index;
+      ASSERT_TRUE(o.Outcome.has_value()); // every observation has an outcome
+      sum += *o.Outcome;
+      functions.insert(o.Context);
+    }
+    records += functions.size();
+    // The reward is on each function's last observation; the rest are 0.
+    for (size_t i = 0; i + 1 < log.size(); ++i)
+      if (log[i].Context == log[i + 1].Context)
+        EXPECT_EQ(*log[i].Outcome, 0.0);
+    EXPECT_GT(sum, 0.0);
+    EXPECT_NEAR(sum, j[name]["regalloc_score"].get<double>(), 0.5);
+  }
+  EXPECT_GT(total, 2000u) << "enough register pressure for thousands of eviction decisions";
+
+  // The module without bodies: done quickly, no decisions, no log; resume skips it.
+  EXPECT_EQ(j["nobody.o"]["status"], "ok");
+  EXPECT_EQ(j["nobody.o"]["decisions"], 0);
+  EXPECT_EQ(j["nobody.o"]["streams"], 0);
+  EXPECT_LT(j["nobody.o"]["seconds"].get<double>(), 5);
+  EXPECT_FALSE(exists(out + "/logs/nobody.o.log"));
+  CommandResult again = run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1"));
+  EXPECT_NE(again.Err.find("resuming: 4 of 4"), std::string::npos) << again.Err;
+
+  // One record per function.
+  CommandResult decoded = run("/usr/bin/python3 " +
+                              quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
+                              quote(out + "/ra.tfrecord"));
+  ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
+  auto dataset = nlohmann::json::parse(decoded.Out);
+  EXPECT_EQ(dataset.size(), records);
+  EXPECT_EQ(dataset[0]["mask"][0].size(), 33u);
+  EXPECT_TRUE(dataset[0].contains("index_to_evict"));
+  EXPECT_TRUE(dataset[0].contains("reward"));
+}
+
+TEST_F(HarvestRegalloc, PriorityRepliesAreFloats) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--problem=regalloc-priority --policy=random:1:3 --modules_filter=r0"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto log = readLog(out + "/logs/r0.o.log");
+  ASSERT_GT(log.size(), 100u);
+  for (const Observation &o : log) {
+    EXPECT_EQ(o.Decision, std::floor(o.Decision));
+    EXPECT_GE(o.Decision, 0);
+    EXPECT_LT(o.Decision, 1 << 20);
+  }
+  auto reader = TrainingLogReader::open(out + "/logs/r0.o.log");
+  ASSERT_TRUE(static_cast<bool>((*reader)->next()));
+  EXPECT_EQ((*reader)->header().Features.back().Name, "priority");
+  EXPECT_EQ((*reader)->header().Features.back().Type, ElementType::Float);
+}
+
+TEST_F(HarvestRegalloc, ExecPoliciesAreCheckedAgainstTheMask) {
+  // A policy that reads the stream and picks the first valid column.
+  std::string reader = R"(
+import json, struct, sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+feats = []
+while True:
+    line = inp.readline()
+    if not line: break
+    rec = json.loads(line)
+    if "features" in rec: feats = rec["features"]
+    elif "observation" in rec:
+        vals = {}
+        for f in feats:
+            n = 1
+            for d in f["shape"]: n *= d
+            size = {"int64_t": 8, "float": 4}[f["type"]]
+            raw = inp.read(size * n)
+            vals[f["name"]] = struct.unpack("<%d%s" % (n, "q" if f["type"] == "int64_t" else "f"), raw)
+        inp.read(1)
+        out.write(struct.pack("<q", CHOICE(vals["mask"])))
+        out.flush()
+)";
+  auto policy = [&](const std::string &name, const std::string &choice) {
+    std::string body = reader;
+    body.replace(body.find("CHOICE"), 6, choice);
+    return "/usr/bin/python3 " + script(name, body);
+  };
+  std::string first = policy("first.py", "(lambda m: m.index(1))");
+  CommandResult ok = run(harvest(Work / "first", "--problem=regalloc-evict --modules_filter=r0 --policy=exec:" +
+                                                     quote(first)));
+  ASSERT_EQ(ok.ExitCode, 0) << ok.Err;
+  EXPECT_EQ(journal(Work / "first")["r0.o"]["status"], "ok") << journal(Work / "first")["r0.o"].dump();
+  EXPECT_GT(readLog(Work / "first/logs/r0.o.log").size(), 50u);
+
+  // Out-of-range and masked-out replies are never sent: the module fails cleanly.
+  for (const char *choice : {"(lambda m: 33)", "(lambda m: -1)", "(lambda m: m.index(0))"}) {
+    std::string bad = policy("bad.py", choice);
+    std::string out = Work / "bad";
+    fs::remove_all(out);
+    mustRun(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --compilation_timeout=20 --policy=exec:" +
+                             quote(bad)));
+    auto j = journal(out)["r0.o"];
+    EXPECT_EQ(j["reason"], "policy_error") << choice << j.dump();
+    EXPECT_NE(j["detail"].get<std::string>().find("which the mask forbids"), std::string::npos) << j.dump();
+    EXPECT_LT(j["seconds"].get<double>(), 10);
+    EXPECT_EQ(j["exit_status"].get<std::string>().find("Segmentation"), std::string::npos) << j.dump();
+  }
+}
+
+TEST_F(HarvestRegalloc, LlcOnOptimizedModules) {
+  // --compiler=llc takes modules that are already optimized IR.
+  std::string bc = Work / "bc";
+  fs::create_directories(bc);
+  mustRun(Clang + " -O2 -c -emit-llvm " + quote(*Fixture / "src/r1.c") + " -o " + quote(bc + "/r1.bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(bc) + " --output_dir=" + quote(Work / "corpus"));
+  std::string out = Work / "out";
+  CommandResult r = run(Harvest + " --progress_interval=0 --corpus=" + quote(Work / "corpus") + " --output_dir=" +
+                        quote(out) + " --problem=regalloc-evict --compiler=llc --policy=random:0.5");
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_GT(journal(out)["r1"]["decisions"].get<int>(), 100);
+}
+
+TEST_F(HarvestRegalloc, DefaultPolicyNeedsDevelopmentMode) {
+  CommandResult r = run(harvest(Work / "o", "--problem=regalloc-evict"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("default regalloc traces need a development-mode (TFLite) LLVM"), std::string::npos) << r.Err;
+  EXPECT_EQ(run(harvest(Work / "o", "--problem=regalloc-evict --compiler=opt --policy=random:0.5")).ExitCode, 2);
+}
+
+TEST_F(HarvestRegalloc, DevelopmentModeWithAFakeTFLiteClang) {
+  LogHeader header;
+  header.Features = {{"mask", ElementType::Int64, {1, 33}, 0}, {"index_to_evict", ElementType::Int64, {1}, 0}};
+  header.Score = TensorSpec{"reward", ElementType::Float, {1}, 0};
+  std::string prepared;
+  {
+    llvm::raw_string_ostream os(prepared);
+    TrainingLogWriter writer(os, header);
+    writer.switchContext("f0");
+    std::vector<int64_t> mask(33, 1);
+    int64_t decision = 32;
+    float reward = 7.5f;
+    ASSERT_FALSE(static_cast<bool>(writer.observation(
+        {llvm::StringRef(reinterpret_cast<const char *>(mask.data()), 33 * 8),
+         llvm::StringRef(reinterpret_cast<const char *>(&decision), 8)})));
+    ASSERT_FALSE(static_cast<bool>(writer.outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), 4))));
+  }
+  writeFile(Work / "prepared.log", prepared);
+  std::string clang = script("fake-clang", "#!/bin/bash\n"
+                                           "case \"$1\" in --version) echo 'clang version 22.1.8'; exit 0;; esac\n"
+                                           "if [ \"$3\" = --help-hidden ]; then echo '  -regalloc-training-log=<string>'; exit 0; fi\n"
+                                           "echo \"$@\" > " + quote(Work / "argv") + "\n"
+                                           "for a in \"$@\"; do case \"$a\" in -regalloc-training-log=*) L=${a#*=};; esac; done\n"
+                                           "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; esac; shift; done\n"
+                                           "cp " + quote(Work / "prepared.log") + " \"$L\" && " + Clang +
+                                           " -c -x c /dev/null -o \"$O\"\n");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --clang_path=" + quote(clang)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("using development mode"), std::string::npos) << r.Err;
+  EXPECT_EQ(readFile(out + "/logs/r0.o.log"), prepared);
+  std::string argv = readFile(Work / "argv");
+  EXPECT_NE(argv.find("-mllvm -regalloc-enable-advisor=development -mllvm -regalloc-training-log="), std::string::npos)
+      << argv;
+}
+
+} // namespace
