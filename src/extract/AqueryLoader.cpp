@@ -2,23 +2,17 @@
 
 #include "mlgo/support/Log.h"
 
-#include "llvm/Support/MemoryBuffer.h"
+#include "mlgo/support/JsonFile.h"
 
 #include <nlohmann/json.hpp>
 
 namespace mlgo {
 
 llvm::Expected<LoadedInput> loadBazelAquery(llvm::StringRef path, llvm::StringRef objBaseDir) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  nlohmann::json graph;
-  try {
-    graph = nlohmann::json::parse((*buffer)->getBuffer());
-  } catch (const nlohmann::json::exception &e) {
-    return llvm::createStringError("%s: malformed JSON: %s", path.str().c_str(), e.what());
-  }
+  auto parsed = readJsonFile(path);
+  if (!parsed)
+    return parsed.takeError();
+  nlohmann::json graph = std::move(*parsed);
   if (!graph.is_object() || !graph.contains("actions") || !graph["actions"].is_array())
     return llvm::createStringError("%s: no \"actions\" list; expected the output of "
                                    "`bazel aquery --output=jsonproto`",

@@ -4,23 +4,17 @@
 #include "mlgo/support/Log.h"
 #include "mlgo/support/ShellWords.h"
 
-#include "llvm/Support/MemoryBuffer.h"
+#include "mlgo/support/JsonFile.h"
 
 #include <nlohmann/json.hpp>
 
 namespace mlgo {
 
 llvm::Expected<LoadedInput> loadCompileCommands(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  nlohmann::json db;
-  try {
-    db = nlohmann::json::parse((*buffer)->getBuffer());
-  } catch (const nlohmann::json::exception &e) {
-    return llvm::createStringError("%s: malformed JSON: %s", path.str().c_str(), e.what());
-  }
+  auto parsed = readJsonFile(path);
+  if (!parsed)
+    return parsed.takeError();
+  nlohmann::json db = std::move(*parsed);
   if (!db.is_array())
     return llvm::createStringError("%s: a compilation database must be a JSON array of entries",
                                    path.str().c_str());

@@ -106,12 +106,7 @@ protected:
   std::string harvest(const std::string &out, const std::string &flags) {
     return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
   }
-  std::string script(const std::string &name, const std::string &body) {
-    std::string path = Work / name;
-    writeFile(path, body);
-    fs::permissions(path, fs::perms::owner_all);
-    return path;
-  }
+  std::string script(const std::string &name, const std::string &body) { return writeScript(Work / name, body); }
 
   static TempDir *Fixture;
   TempDir Work;

@@ -124,15 +124,12 @@ protected:
   // runs `body` with $B set to the channel base.
   std::string fakeOpt(const std::string &name, const std::string &body, const std::string &version = "22.1.8",
                       const std::string &help = "") {
-    std::string path = Work / name;
-    writeFile(path, "#!/bin/bash\n"
+    return writeScript(Work / name, "#!/bin/bash\n"
                     "case \"$1\" in --version) echo 'LLVM version " + version + "'; exit 0;; --help-hidden) echo '" +
                         help + "'; exit 0;; esac\n"
                         "for a in \"$@\"; do case \"$a\" in -inliner-interactive-channel-base=*) B=${a#*=};; esac; "
                         "done\n" +
                         body + "\n");
-    fs::permissions(path, fs::perms::owner_all);
-    return path;
   }
 
   static TempDir *Fixture;
@@ -275,11 +272,8 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
 }
 
 TEST_F(HarvestLogs, ExecPoliciesThatDieOrAnswerShortAreReported) {
-  std::string dies = Work / "dies.sh", shortAnswer = Work / "short.sh";
-  writeFile(dies, "#!/bin/sh\nexit 0\n");
-  writeFile(shortAnswer, "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
-  fs::permissions(dies, fs::perms::owner_all);
-  fs::permissions(shortAnswer, fs::perms::owner_all);
+  std::string dies = writeScript(Work / "dies.sh", "#!/bin/sh\nexit 0\n");
+  std::string shortAnswer = writeScript(Work / "short.sh", "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
   CommandResult r = run(harvest(Work / "dies", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + dies));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
   auto j = byModule(Work / "dies")["m1.o"];

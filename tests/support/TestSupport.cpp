@@ -89,6 +89,12 @@ std::set<std::string> listTree(const std::string &dir, bool includeHidden) {
   return out;
 }
 
+std::string writeScript(const std::string &path, const std::string &body) {
+  writeFile(path, body);
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
 void compileC(const std::string &source, const std::string &object, const std::string &flags) {
   std::string src = object + ".src.c";
   writeFile(src, source);

@@ -42,6 +42,9 @@ bool exists(const std::string &path);
 /// Every file and directory below `dir`, relative, sorted; directories end in '/'.
 std::set<std::string> listTree(const std::string &dir, bool includeHidden = false);
 
+/// Writes an executable script.
+std::string writeScript(const std::string &path, const std::string &body);
+
 /// Compiles C source text to an object with clang-22 and embedded bitcode.
 void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");
 
