@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up, builds the bundled example C project with embedded
-# bitcode, extracts its corpus with extract-ir and shows what it holds.
+# bitcode, extracts its corpus with extract-ir, shows what it holds, and
+# harvests the default inliner's training logs from it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -32,4 +33,12 @@ echo "== module files"
 (cd "$work/corpus" && find . -path ./.mlgo-corpus -prune -o -type f -printf '%7s  %p\n' | sort -k2)
 echo "== the embedded cc1 command line of parse.o (first 12 arguments)"
 tr '\0' '\n' < "$work/corpus/parse.o.cmd" | head -12
-echo "== done: corpus in $work/corpus"
+
+
+echo "== validate-corpus"
+"$bin/validate-corpus" --summary_only "$work/corpus"
+echo "== harvest-logs: the default inliner's decisions on every module (opt-22, interactive channel)"
+"$bin/harvest-logs" --corpus="$work/corpus" --output_dir="$work/harvest" --tfrecord="$work/harvest/trace.tfrecord"
+echo "== training-log stats"
+"$bin/training-log" stats "$work/harvest/logs"
+echo "== done: corpus in $work/corpus, logs in $work/harvest/logs"

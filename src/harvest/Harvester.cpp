@@ -185,6 +185,13 @@ private:
     if (Options.Compiler.Kind != CompilerKind::Clang)
       return in;
     if (auto override = Corpus.Fields.find("global_command_override"); override != Corpus.Fields.end()) {
+      bool strings = override->is_array();
+      for (const auto &arg : *override)
+        strings = strings && arg.is_string();
+      if (!strings || *override == nlohmann::ordered_json::array({"<UNSPECIFIED>"}))
+        return llvm::createStringError("the corpus' global_command_override is %s: it must be the command line "
+                                       "every module is compiled with",
+                                       override->dump().c_str());
       in.CommandLine = override->get<std::vector<std::string>>();
       return in;
     }
