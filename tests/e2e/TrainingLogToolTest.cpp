@@ -164,6 +164,10 @@ TEST_F(TrainingLogTool, StatsAndDump) {
   EXPECT_EQ(rows[0]["mask"].size(), 33u);
   EXPECT_EQ(rows[3]["outcome"], 12.5);
   EXPECT_EQ(rows[2]["outcome"], 0.0);
+  writeFile(Work / "dump.jsonl", dump.Out);
+  mustRun(Python + script("check_schema.py") + "--lines " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/training_log_dump.schema.json") + " " +
+          quote(Work / "dump.jsonl"));
 
   CommandResult csv = run(Tool + " dump --format=csv " + quote(Work / "e.log"));
   ASSERT_EQ(csv.ExitCode, 0) << csv.Err;
