@@ -439,6 +439,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage); // the harvester's own memory, not its compilers'
   j["harvester_peak_rss_kb"] = usage.ru_maxrss;
+  j["harvester_cpu_seconds"] = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                               static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   return j;
 }
 

@@ -52,14 +52,17 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
   const char *stdoutPath = options.StdoutPath.c_str(), *stderrPath = options.StderrPath.c_str();
-  const char *cwd = options.WorkingDirectory.empty() ? nullptr : options.WorkingDirectory.c_str();
+  const char *volatile cwd = options.WorkingDirectory.empty() ? nullptr : options.WorkingDirectory.c_str();
   pid_t parent = ::getpid();
 
-  pid_t pid = ::fork();
+  // vfork: no copy of our page tables (libLLVM is large) for a child that
+  // only sets itself up and execs, like glibc's posix_spawn, which cannot
+  // set PR_SET_PDEATHSIG.
+  pid_t pid = ::vfork();
   if (pid < 0) {
     int err = errno;
     closeAll();
-    return llvm::createStringError(std::error_code(err, std::generic_category()), "fork: %s", std::strerror(err));
+    return llvm::createStringError(std::error_code(err, std::generic_category()), "vfork: %s", std::strerror(err));
   }
   if (pid == 0) {
     ::setpgid(0, 0); // its own group, so a timeout kills everything it started
