@@ -45,8 +45,7 @@ llvm::Expected<CorpusDescription> readCorpusDescription(llvm::StringRef dir) {
   CorpusDescription description;
   for (const auto &name : *modules) {
     if (!name.is_string())
-      return llvm::createStringError("%s: \"modules\" holds a non-string entry: %s", path.c_str(),
-                                     name.dump().c_str());
+      return llvm::createStringError("%s: \"modules\" holds a non-string entry: %s", path.c_str(), name.dump().c_str());
     description.Modules.push_back(name.get<std::string>());
   }
   for (auto it = json.begin(); it != json.end(); ++it)

@@ -105,8 +105,9 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
   const nlohmann::ordered_json &fields = description->Fields;
   auto thinlto = fields.find("has_thinlto");
   if (thinlto == fields.end() || !thinlto->is_boolean())
-    v.Problems.push_back({"has_thinlto_missing", "", "\"has_thinlto\" is missing or not a boolean; "
-                                                     "ml-compiler-opt's loader requires it"});
+    v.Problems.push_back({"has_thinlto_missing", "",
+                          "\"has_thinlto\" is missing or not a boolean; "
+                          "ml-compiler-opt's loader requires it"});
   else
     v.HasThinLTO = thinlto->get<bool>();
   if (auto override = fields.find("global_command_override"); override != fields.end()) {
@@ -127,8 +128,9 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
   std::set<std::string> seen;
   for (const std::string &name : description->Modules) {
     if (!validName(name)) {
-      v.Problems.push_back({"bad_module_name", name, "module names are relative, stay inside the corpus and do "
-                                                     "not end in .bc"});
+      v.Problems.push_back({"bad_module_name", name,
+                            "module names are relative, stay inside the corpus and do "
+                            "not end in .bc"});
       continue;
     }
     if (!seen.insert(name).second) {
@@ -142,9 +144,8 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
   unsigned threads = workers ? workers : std::max(1u, std::thread::hardware_concurrency());
   tbb::task_arena arena(static_cast<int>(threads));
   arena.execute([&] {
-    tbb::parallel_for(size_t(0), names.size(), [&](size_t i) {
-      checks[i] = checkModule(v.Directory, names[i], !v.HasOverride, v.HasThinLTO);
-    });
+    tbb::parallel_for(size_t(0), names.size(),
+                      [&](size_t i) { checks[i] = checkModule(v.Directory, names[i], !v.HasOverride, v.HasThinLTO); });
   });
   std::map<std::pair<uint64_t, uint64_t>, std::vector<std::string>> byContent;
   for (ModuleCheck &check : checks) {
@@ -191,10 +192,12 @@ nlohmann::ordered_json CorpusValidation::toJson() const {
     ++triples[m.Triple];
     char hash[17];
     std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(m.Hash));
-    modules.push_back({{"name", m.Name}, {"size", m.BitcodeSize}, {"producer", m.Producer}, {"triple", m.Triple},
-                       {"hash", hash}});
+    modules.push_back(
+        {{"name", m.Name}, {"size", m.BitcodeSize}, {"producer", m.Producer}, {"triple", m.Triple}, {"hash", hash}});
   }
-  out["totals"] = {{"modules", Modules.size()}, {"bitcode_bytes", total}, {"problems", Problems.size()},
+  out["totals"] = {{"modules", Modules.size()},
+                   {"bitcode_bytes", total},
+                   {"problems", Problems.size()},
                    {"duplicate_groups", Duplicates.size()}};
   out["producers"] = producers;
   out["triples"] = triples;

@@ -15,8 +15,8 @@ std::vector<llvm::StringRef> splitCommandLineSection(llvm::StringRef section) {
 }
 
 llvm::Expected<CmdFilter> CmdFilter::compile(const std::string &pattern) {
-  static const char *const PythonOnly[] = {"(?P", "(?<", "(?#", "(?i", "(?m", "(?s", "(?x", "(?a", "(?u",
-                                           "(?L", "\\A", "\\Z"};
+  static const char *const PythonOnly[] = {"(?P", "(?<", "(?#", "(?i", "(?m", "(?s",
+                                           "(?x", "(?a", "(?u", "(?L", "\\A", "\\Z"};
   for (const char *syntax : PythonOnly)
     if (pattern.find(syntax) != std::string::npos)
       return llvm::createStringError("invalid --cmd_filter '%s': '%s' is Python-only regex syntax; patterns use "

@@ -16,8 +16,7 @@ llvm::Expected<LoadedInput> loadCompileCommands(llvm::StringRef path) {
     return parsed.takeError();
   nlohmann::json db = std::move(*parsed);
   if (!db.is_array())
-    return llvm::createStringError("%s: a compilation database must be a JSON array of entries",
-                                   path.str().c_str());
+    return llvm::createStringError("%s: a compilation database must be a JSON array of entries", path.str().c_str());
 
   LoadedInput loaded;
   for (size_t i = 0; i < db.size(); ++i) {

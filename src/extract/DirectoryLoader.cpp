@@ -13,7 +13,7 @@ llvm::Expected<LoadedInput> loadObjectDirectory(llvm::StringRef dir) {
   if (llvm::Error e = walkMatching(dir, {".o", ".a"}, [&](const WalkEntry &entry) {
         loaded.Candidates.push_back({entry.Relative, dir.str(), (dir + "/" + entry.Relative).str()});
       }))
-    return std::move(e);
+    return e;
   return loaded;
 }
 
@@ -25,7 +25,7 @@ llvm::Expected<LoadedInput> loadLocalThinLTO(llvm::StringRef objBaseDir) {
         std::string origin = objBaseDir.empty() ? entry.Relative : (objBaseDir + "/" + entry.Relative).str();
         loaded.Candidates.push_back({std::move(rel), objBaseDir.str(), std::move(origin)});
       }))
-    return std::move(e);
+    return e;
   return loaded;
 }
 
@@ -46,7 +46,7 @@ llvm::Expected<LoadedInput> loadBitcodeDirectory(llvm::StringRef dir) {
         }
         loaded.Candidates.push_back({rel.str(), dir.str(), origin, rel.drop_back(3).str()});
       }))
-    return std::move(e);
+    return e;
   return loaded;
 }
 

@@ -37,9 +37,12 @@ nlohmann::ordered_json buildExtractReport(const std::vector<ModuleOutcome> &outc
   report["format_version"] = 1;
   report["interrupted"] = summary.Interrupted;
   report["candidates"] = summary.Candidates;
-  report["totals"] = {{"ok", summary.Ok},         {"failed", summary.Failed},
-                      {"filtered", summary.Filtered}, {"duplicate", summary.Duplicate},
-                      {"skipped", summary.Skipped},   {"resumed", summary.Resumed}};
+  report["totals"] = {{"ok", summary.Ok},
+                      {"failed", summary.Failed},
+                      {"filtered", summary.Filtered},
+                      {"duplicate", summary.Duplicate},
+                      {"skipped", summary.Skipped},
+                      {"resumed", summary.Resumed}};
   std::map<std::string, size_t> reasons;
   nlohmann::ordered_json problems = nlohmann::ordered_json::array();
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();

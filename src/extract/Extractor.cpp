@@ -149,9 +149,9 @@ private:
       member.Name = namer.name(member.Member);
       auto memberBuffer = child.getMemoryBufferRef();
       if (!memberBuffer) {
-        outcomes.push_back(failure(std::move(member), "input_unreadable",
-                                   outcome.Input + "(" + member.Member +
-                                       "): " + llvm::toString(memberBuffer.takeError())));
+        outcomes.push_back(
+            failure(std::move(member), "input_unreadable",
+                    outcome.Input + "(" + member.Member + "): " + llvm::toString(memberBuffer.takeError())));
         continue;
       }
       auto object = llvm::object::ObjectFile::createObjectFile(*memberBuffer);
@@ -178,7 +178,8 @@ private:
     if (!bitcode)
       return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(bitcode.takeError()));
     if (!*bitcode)
-      return failure(std::move(outcome), "bitcode_section_missing", missingSectionDetail(object, Options.BitcodeSection));
+      return failure(std::move(outcome), "bitcode_section_missing",
+                     missingSectionDetail(object, Options.BitcodeSection));
     auto cmd = findSectionContents(object, Options.CmdSection);
     if (!cmd)
       return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(cmd.takeError()));
@@ -243,8 +244,7 @@ private:
     struct stat source, target;
     if (::stat(outcome.Input.c_str(), &source) != 0)
       return failure(std::move(outcome), "input_unreadable", outcome.Input + ": " + std::strerror(errno));
-    if (::stat(destination.c_str(), &target) == 0 && source.st_dev == target.st_dev &&
-        source.st_ino == target.st_ino) {
+    if (::stat(destination.c_str(), &target) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino) {
       outcome.Status = ModuleStatus::Ok; // already in place (input_dir == output_dir)
       return outcome;
     }
@@ -315,8 +315,7 @@ void removeStaleStaging(const std::string &stateDir) {
 
 // A candidate's journaled results can be reused when they are all ok, the
 // input is unchanged and every file is still there.
-std::optional<Outcomes> reusable(const Outcomes &records, const ModuleOutcome &current,
-                                 const ExtractOptions &options) {
+std::optional<Outcomes> reusable(const Outcomes &records, const ModuleOutcome &current, const ExtractOptions &options) {
   if (records.empty())
     return std::nullopt;
   for (const ModuleOutcome &r : records) {
@@ -361,7 +360,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
       journaled[record.Input].push_back(std::move(record));
   JournalWriter journal;
   if (llvm::Error e = journal.open(journalPath, /*truncate=*/!options.Resume))
-    return std::move(e);
+    return e;
 
   // One slot per input entry, in input order; a slot holds one outcome, or
   // one per member for an archive.
@@ -446,7 +445,8 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
         bool ok = true;
         for (const ModuleOutcome &o : slot) {
           if (o.Status != ModuleStatus::Ok)
-            log::info((o.Member.empty() ? o.Input : o.Input + "(" + o.Member + ")") + " was not processed: " + o.Detail);
+            log::info((o.Member.empty() ? o.Input : o.Input + "(" + o.Member + ")") +
+                      " was not processed: " + o.Detail);
           ok = ok && o.Status == ModuleStatus::Ok;
           journal.append(o);
         }
@@ -474,7 +474,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   result.ReportPath = joinPath(stateDir, options.StateName + ".report.json");
   if (llvm::Error e = writeFileAtomically(result.ReportPath,
                                           report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
-    return std::move(e);
+    return e;
   if (interrupted)
     return result;
 
@@ -484,7 +484,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     if (o.Status != ModuleStatus::Skipped)
       compacted += journalLine(o);
   if (llvm::Error e = writeFileAtomically(journalPath, compacted))
-    return std::move(e);
+    return e;
 
   CorpusDescription description;
   if (options.GlobalCommandOverride)

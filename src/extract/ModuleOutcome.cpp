@@ -19,8 +19,8 @@ const char *statusName(ModuleStatus status) {
 }
 
 std::optional<ModuleStatus> parseStatus(llvm::StringRef name) {
-  for (ModuleStatus s : {ModuleStatus::Ok, ModuleStatus::Failed, ModuleStatus::Filtered, ModuleStatus::Duplicate,
-                         ModuleStatus::Skipped})
+  for (ModuleStatus s :
+       {ModuleStatus::Ok, ModuleStatus::Failed, ModuleStatus::Filtered, ModuleStatus::Duplicate, ModuleStatus::Skipped})
     if (name == statusName(s))
       return s;
   return std::nullopt;

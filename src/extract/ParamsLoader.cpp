@@ -96,7 +96,7 @@ llvm::Expected<LoadedInput> loadLinkerParams(llvm::StringRef path, llvm::StringR
   std::vector<Argument> args;
   std::set<std::string> open;
   if (llvm::Error e = readParamsFile(path, open, args))
-    return std::move(e);
+    return e;
   return candidatesFromArguments(std::move(args), objBaseDir);
 }
 
@@ -108,8 +108,7 @@ llvm::Expected<LoadedInput> loadLinkerArguments(llvm::ArrayRef<std::string> text
     std::string argOrigin = origin.str() + " argument " + std::to_string(i + 1);
     if (texts[i].size() > 1 && texts[i][0] == '@') {
       if (llvm::Error e = readParamsFile(llvm::StringRef(texts[i]).drop_front(), open, args))
-        return llvm::createStringError("%s: in @file: %s", argOrigin.c_str(),
-                                       llvm::toString(std::move(e)).c_str());
+        return llvm::createStringError("%s: in @file: %s", argOrigin.c_str(), llvm::toString(std::move(e)).c_str());
       continue;
     }
     args.push_back({texts[i], std::move(argOrigin)});

@@ -38,7 +38,8 @@ std::vector<std::string> advisorFlags(Problem problem, const AdvisorSetup &advis
       return {"-regalloc-enable-priority-advisor=release",
               "-regalloc-priority-interactive-channel-base=" + advisor.ChannelBase};
     if (advisor.ModelDir.empty())
-      return {"-regalloc-enable-priority-advisor=development", "-regalloc-priority-training-log=" + advisor.TrainingLog};
+      return {"-regalloc-enable-priority-advisor=development",
+              "-regalloc-priority-training-log=" + advisor.TrainingLog};
     return {"-regalloc-enable-priority-advisor=development", "-regalloc-priority-training-log=" + advisor.TrainingLog,
             "-regalloc-priority-model=" + advisor.ModelDir};
   }
@@ -153,7 +154,7 @@ llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, Compile
       if (std::regex_search(text, m, Version))
         caps.MajorVersion = std::stoi(m[2]);
     } else {
-      const char *logFlag = problem == Problem::Inliner          ? "-training-log="
+      const char *logFlag = problem == Problem::Inliner         ? "-training-log="
                             : problem == Problem::RegallocEvict ? "-regalloc-training-log="
                                                                 : "-regalloc-priority-training-log=";
       caps.DevelopmentMode = text.find(logFlag) != std::string::npos;

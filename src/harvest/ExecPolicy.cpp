@@ -40,7 +40,7 @@ public:
     record += observation.observation().str();
     record += '\n';
     if (llvm::Error e = send(record))
-      return std::move(e);
+      return e;
     size_t size = query.Advice.byteSize();
     std::string reply(size, '\0');
     size_t got = 0;
@@ -49,8 +49,8 @@ public:
       struct pollfd p = {Process->stdoutFd(), POLLIN, 0};
       int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (ready == 0)
-        return failure("did not answer observation " + std::to_string(observation.observationIndex()) +
-                       " in time (" + std::to_string(got) + " of " + std::to_string(size) + " bytes)");
+        return failure("did not answer observation " + std::to_string(observation.observationIndex()) + " in time (" +
+                       std::to_string(got) + " of " + std::to_string(size) + " bytes)");
       if (ready < 0 && errno == EINTR)
         continue;
       ssize_t n = ::read(Process->stdoutFd(), reply.data() + got, size - got);

@@ -20,10 +20,10 @@
 #include <tbb/task_arena.h>
 
 #include <csignal>
-#include <sys/resource.h>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -119,8 +119,8 @@ public:
       : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")) {}
 
   llvm::Error prepare() {
-    for (const std::string &dir : {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir,
-                                   joinPath(StateDir, "work")})
+    for (const std::string &dir :
+         {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir, joinPath(StateDir, "work")})
       if (std::error_code ec = llvm::sys::fs::create_directories(dir))
         return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
     if (llvm::Error e = Journal.open(harvestJournalPath(Options.OutputDir)))
@@ -139,9 +139,8 @@ public:
     auto start = Clock::now();
     ModuleRecord record;
     record.Module = module.Name;
-    std::string work = Options.ExplicitTempsDir.empty()
-                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
-                           : joinPath(Options.ExplicitTempsDir, module.Name);
+    std::string work = Options.ExplicitTempsDir.empty() ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
+                                                        : joinPath(Options.ExplicitTempsDir, module.Name);
     llvm::sys::fs::remove_directories(work);
     if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
       record.Reason = "write_failed";
@@ -270,7 +269,8 @@ private:
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
       std::string rewarded = joinPath(work, "rewarded.log");
-      auto total = scores ? addRegallocRewards(produced, rewarded, *scores) : llvm::Expected<double>(scores.takeError());
+      auto total =
+          scores ? addRegallocRewards(produced, rewarded, *scores) : llvm::Expected<double>(scores.takeError());
       if (!total) {
         record.Status = "failed";
         record.Reason = "bad_training_log";
@@ -431,8 +431,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["policy"] = o.Policy.describe();
   j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
   j["interrupted"] = Interrupted;
-  j["modules"] = {{"planned", Planned}, {"ok", Ok},           {"failed", Failed},
-                  {"timeout", TimedOut}, {"skipped_done", Skipped}};
+  j["modules"] = {
+      {"planned", Planned}, {"ok", Ok}, {"failed", Failed}, {"timeout", TimedOut}, {"skipped_done", Skipped}};
   j["decisions"] = Decisions;
   j["seconds"] = Seconds;
   j["decisions_per_second"] = Seconds > 0 ? Decisions / Seconds : 0.0;
@@ -455,7 +455,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   ::signal(SIGPIPE, SIG_IGN); // a dying compiler or policy must not kill us; children get it back
   Harvest harvest(options, *corpus);
   if (llvm::Error e = harvest.prepare())
-    return std::move(e);
+    return e;
 
   // Resume: modules whose latest journal line is ok and whose log exists.
   std::string journalPath = harvestJournalPath(options.OutputDir);
@@ -528,13 +528,13 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   }
   if (!summary.Interrupted)
     if (llvm::Error e = writeFileAtomically(journalPath, compacted))
-      return std::move(e);
-  if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "summary.json"),
-                                          summary.toJson(options).dump(2) + "\n"))
-    return std::move(e);
+      return e;
+  if (llvm::Error e =
+          writeFileAtomically(joinPath(options.OutputDir, "summary.json"), summary.toJson(options).dump(2) + "\n"))
+    return e;
   if (!summary.Interrupted && !options.TFRecordPath.empty())
     if (llvm::Error e = writeDataset(options, *plan, done))
-      return std::move(e);
+      return e;
   return summary;
 }
 

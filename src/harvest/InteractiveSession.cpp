@@ -181,8 +181,8 @@ const char *adviceName(Problem problem) {
 }
 } // namespace
 
-CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem,
-                              Policy &policy, llvm::raw_ostream &log) {
+CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem, Policy &policy,
+                              llvm::raw_ostream &log) {
   CompileOutcome outcome;
   auto fail = [&](const char *reason, std::string detail) {
     outcome.Result = CompileOutcome::Status::Failed;

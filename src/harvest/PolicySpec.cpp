@@ -27,8 +27,7 @@ llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text) {
       return llvm::createStringError("--policy=random:P[:SEED]: P must be a probability in [0, 1], not '%s'",
                                      p.str().c_str());
     if (!seed.empty() && seed.getAsInteger(10, spec.Seed))
-      return llvm::createStringError("--policy=random:P[:SEED]: SEED must be an integer, not '%s'",
-                                     seed.str().c_str());
+      return llvm::createStringError("--policy=random:P[:SEED]: SEED must be an integer, not '%s'", seed.str().c_str());
     return spec;
   }
   if (text.consume_front("exec:")) {

@@ -124,13 +124,13 @@ llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRe
     } else if (*event == TrainingLogReader::Event::Observation) {
       const std::string &function = (*reader)->context();
       if (llvm::Error e = writer->observationRaw({(*reader)->observation()}))
-        return std::move(e);
+        return e;
       float reward = 0;
       if ((*reader)->observationIndex() + 1 == counts[function])
         if (auto it = scores.find(function); it != scores.end())
           reward = static_cast<float>(it->second);
       if (llvm::Error e = writer->outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), sizeof(reward))))
-        return std::move(e);
+        return e;
     }
   }
   out.close();

@@ -74,18 +74,20 @@ llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogRead
   std::map<std::string, ContextRecord> contexts;
   std::optional<LogHeader> first;
   ContextRecord *current = nullptr;
-  std::optional<float> pendingReward; // the last observation's reward, until we know its outcome
+  // The last observation's reward is written once we know whether an
+  // outcome follows it.
+  float pendingScore = 0;
   bool pending = false;
 
   auto flushReward = [&] {
     if (!pending || !current)
       return;
     float value = reward.How == RewardPolicy::Mode::Constant ? reward.Value
-                  : reward.How == RewardPolicy::Mode::Score  ? pendingReward.value_or(0.0f)
+                  : reward.How == RewardPolicy::Mode::Score  ? pendingScore
                                                              : 0.0f;
     current->Builder.appendFloat(current->RewardList, {value});
     pending = false;
-    pendingReward.reset();
+    pendingScore = 0;
   };
 
   while (true) {
@@ -130,7 +132,7 @@ llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogRead
     case TrainingLogReader::Event::Outcome:
       if (current->ScoreList)
         appendTensor(current->Builder, *current->ScoreList, *header.Score, reader.outcome());
-      pendingReward = static_cast<float>(header.Score->elementAsDouble(reader.outcome(), 0));
+      pendingScore = static_cast<float>(header.Score->elementAsDouble(reader.outcome(), 0));
       flushReward();
       break;
     case TrainingLogReader::Event::End:

@@ -30,9 +30,9 @@ void SequenceExampleBuilder::appendInt64(size_t index, llvm::ArrayRef<int64_t> v
   std::string packed, int64List, feature;
   for (int64_t v : values)
     appendVarint(packed, static_cast<uint64_t>(v));
-  if (!values.empty()) // an empty list is written as an empty message: 1a 00
-    appendLengthDelimited(int64List, 1, packed); // Int64List.value, packed
-  appendLengthDelimited(feature, 3, int64List);  // Feature.int64_list
+  if (!values.empty())                                      // an empty list is written as an empty message: 1a 00
+    appendLengthDelimited(int64List, 1, packed);            // Int64List.value, packed
+  appendLengthDelimited(feature, 3, int64List);             // Feature.int64_list
   appendLengthDelimited(Lists[index].Features, 1, feature); // FeatureList.feature
   ++Lists[index].Steps;
 }
@@ -42,7 +42,7 @@ void SequenceExampleBuilder::appendFloat(size_t index, llvm::ArrayRef<float> val
   std::memcpy(packed.data(), values.data(), packed.size()); // little-endian binary32
   if (!values.empty())
     appendLengthDelimited(floatList, 1, packed); // FloatList.value, packed
-  appendLengthDelimited(feature, 2, floatList); // Feature.float_list
+  appendLengthDelimited(feature, 2, floatList);  // Feature.float_list
   appendLengthDelimited(Lists[index].Features, 1, feature);
   ++Lists[index].Steps;
 }

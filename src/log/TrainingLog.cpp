@@ -4,9 +4,9 @@
 #include "llvm/Support/JSON.h"
 
 #include <cerrno>
-#include <functional>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <unistd.h>
 
 namespace mlgo {
@@ -28,8 +28,7 @@ std::string validUTF8(llvm::StringRef s) { return llvm::json::isUTF8(s) ? s.str(
 
 // Fast path for the hot record: {"observation":N} or {"outcome":N}.
 std::optional<int64_t> parseCounterLine(llvm::StringRef line, llvm::StringRef key) {
-  if (!line.consume_front("{\"") || !line.consume_front(key) || !line.consume_front("\":") ||
-      !line.consume_back("}"))
+  if (!line.consume_front("{\"") || !line.consume_front(key) || !line.consume_front("\":") || !line.consume_back("}"))
     return std::nullopt;
   int64_t value;
   if (line.getAsInteger(10, value))
@@ -170,12 +169,12 @@ llvm::Expected<std::optional<llvm::StringRef>> TrainingLogReader::readLine() {
     // fill() may move the data down or grow the buffer; `scanned` counts
     // from Begin, so it stays valid.
     if (llvm::Error e = fill())
-      return std::move(e);
+      return e;
   }
 }
 
 llvm::Expected<const char *> TrainingLogReader::readRecordBytes(size_t n, std::vector<char> &scratch,
-                                                               const std::function<std::string()> &what) {
+                                                                const std::function<std::string()> &what) {
   uint64_t start = Consumed;
   const char *data;
   if (End - Begin >= n + 1) {
@@ -187,9 +186,10 @@ llvm::Expected<const char *> TrainingLogReader::readRecordBytes(size_t n, std::v
     while (got < n) {
       if (Begin == End) {
         if (Eof)
-          return fail(start, "truncated " + what() + ": expected " + llvm::Twine(n) + " bytes, got " + llvm::Twine(got));
+          return fail(start,
+                      "truncated " + what() + ": expected " + llvm::Twine(n) + " bytes, got " + llvm::Twine(got));
         if (llvm::Error e = fill())
-          return std::move(e);
+          return e;
         continue;
       }
       size_t take = std::min(n - got, End - Begin);
@@ -201,14 +201,14 @@ llvm::Expected<const char *> TrainingLogReader::readRecordBytes(size_t n, std::v
     data = scratch.data();
     while (Begin == End && !Eof)
       if (llvm::Error e = fill()) // may move the buffer, but `data` is in scratch
-        return std::move(e);
+        return e;
   }
   if (Begin == End)
     return fail(Consumed, "truncated " + what() + ": no newline after its " + llvm::Twine(n) + " bytes");
   char newline = Buffer[Begin];
   if (newline != '\n')
-    return fail(Consumed, "expected a newline after the " + llvm::Twine(n) + " bytes of " + what() +
-                              ", found byte 0x" + llvm::utohexstr(static_cast<unsigned char>(newline)));
+    return fail(Consumed, "expected a newline after the " + llvm::Twine(n) + " bytes of " + what() + ", found byte 0x" +
+                              llvm::utohexstr(static_cast<unsigned char>(newline)));
   ++Begin;
   ++Consumed;
   return data;

@@ -43,7 +43,7 @@ std::string pythonFloatRepr(double value) {
   out += digits.substr(0, 1);
   if (digits.size() > 1)
     out += "." + digits.substr(1);
-  char exp[8];
+  char exp[16];
   std::snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
   return out + exp;
 }
@@ -60,9 +60,7 @@ std::vector<double> histogramQuantiles(const std::map<double, uint64_t> &histogr
   std::vector<double> edges;
   if (n == 0 || buckets == 0)
     return edges;
-  auto at = [&](uint64_t index) {
-    return values[std::upper_bound(ends.begin(), ends.end(), index) - ends.begin()];
-  };
+  auto at = [&](uint64_t index) { return values[std::upper_bound(ends.begin(), ends.end(), index) - ends.begin()]; };
   double step = buckets > 1 ? 1.0 / static_cast<double>(buckets - 1) : 0.0;
   for (size_t i = 0; i < buckets; ++i) {
     double q = (i + 1 == buckets && buckets > 1) ? 1.0 : static_cast<double>(i) * step;

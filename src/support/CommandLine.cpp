@@ -72,8 +72,7 @@ std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError &e) {
-    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", app.get_name().c_str(),
-                 e.what());
+    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", app.get_name().c_str(), e.what());
     return 2;
   }
   return std::nullopt;

@@ -15,7 +15,7 @@ namespace {
 
 struct Listed {
   std::string Name;
-  bool IsDirectory; // a real directory, not a symlink to one
+  bool IsDirectory;        // a real directory, not a symlink to one
   bool LooksLikeDirectory; // a directory or a symlink to one
 };
 

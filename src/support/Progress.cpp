@@ -57,8 +57,8 @@ std::string Progress::line() const {
     std::snprintf(e, sizeof(e), "%ld:%02ld:%02ld", left / 3600, left / 60 % 60, left % 60);
     eta = e;
   }
-  std::snprintf(buf, sizeof(buf), "%zu/%zu (%d%%), %zu failed, %.1f %s/s, ETA %s", done, Total, pct, failed,
-                rate, Unit.c_str(), eta.c_str());
+  std::snprintf(buf, sizeof(buf), "%zu/%zu (%d%%), %zu failed, %.1f %s/s, ETA %s", done, Total, pct, failed, rate,
+                Unit.c_str(), eta.c_str());
   return buf;
 }
 

@@ -171,11 +171,11 @@ nlohmann::ordered_json parsePythonJson(llvm::StringRef text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '\\' && i + 1 < text.size()) {
-      bool previousIsHighSurrogate =
-          rewritten.size() >= 6 && llvm::StringRef(rewritten).take_back(6).starts_with_insensitive("\\ud") &&
-          std::strchr("89abAB", rewritten[rewritten.size() - 3]) != nullptr;
-      if (text[i + 1] == 'u' && i + 5 < text.size() && llvm::StringRef(text.substr(i + 2, 2)).equals_insensitive("dc") &&
-          !previousIsHighSurrogate) {
+      bool previousIsHighSurrogate = rewritten.size() >= 6 &&
+                                     llvm::StringRef(rewritten).take_back(6).starts_with_insensitive("\\ud") &&
+                                     std::strchr("89abAB", rewritten[rewritten.size() - 3]) != nullptr;
+      if (text[i + 1] == 'u' && i + 5 < text.size() &&
+          llvm::StringRef(text.substr(i + 2, 2)).equals_insensitive("dc") && !previousIsHighSurrogate) {
         unsigned value;
         if (!text.substr(i + 4, 2).getAsInteger(16, value) && value >= 0x80) {
           rewritten += Marker;

@@ -26,8 +26,7 @@ llvm::Expected<std::vector<std::string>> splitShellWords(llvm::StringRef command
     } else if (c == '"') {
       size_t j = i + 1;
       for (; j < command.size() && command[j] != '"'; ++j) {
-        if (command[j] == '\\' && j + 1 < command.size() &&
-            llvm::StringRef("\"\\$`\n").contains(command[j + 1])) {
+        if (command[j] == '\\' && j + 1 < command.size() && llvm::StringRef("\"\\$`\n").contains(command[j + 1])) {
           if (command[j + 1] != '\n')
             word += command[j + 1];
           ++j;

@@ -46,7 +46,7 @@ TEST_F(CorpusTools, M1_MakeCorpusPicksNamesAndOverride) {
             "  \"has_thinlto\": false,\n  \"modules\": [\n    \".dot\",\n    \"x\",\n    \"\\u00e9\",\n"
             "    \"nested/y\"\n  ]\n}");
   EXPECT_EQ(listTree(out), (std::set<std::string>{".dot.bc", "corpus_description.json", "nested/", "nested/y.bc",
-                                                   "x.bc", "\xc3\xa9.bc"}));
+                                                  "x.bc", "\xc3\xa9.bc"}));
   EXPECT_EQ(readFile(out + "/nested/y.bc"), bitcode("a.bc"));
   struct stat st;
   ASSERT_EQ(::stat((out + "/x.bc").c_str(), &st), 0);
@@ -76,7 +76,8 @@ TEST_F(CorpusTools, MakeCorpusReportsInvalidBitcodeInsteadOfCopying) {
   auto report = nlohmann::json::parse(readFile(out + "/.mlgo-corpus/make_corpus.report.json"));
   EXPECT_EQ(report["reasons"]["invalid_bitcode"], 2);
   EXPECT_NE(r.Err.find("Not copied: failed 2 (invalid_bitcode 2)"), std::string::npos) << r.Err;
-  EXPECT_EQ(run(tool("make-corpus") + " --strict -q --input_dir=" + quote(in) + " --output_dir=" + quote(out)).ExitCode, 3);
+  EXPECT_EQ(run(tool("make-corpus") + " --strict -q --input_dir=" + quote(in) + " --output_dir=" + quote(out)).ExitCode,
+            3);
   // The reference's behaviour on request: everything copied.
   std::string kept = Work / "kept";
   mustRun(tool("make-corpus") + " --no_verify_bitcode --input_dir=" + quote(in) + " --output_dir=" + quote(kept));
@@ -130,8 +131,10 @@ TEST_F(CorpusTools, C2_C5_MismatchIsAnErrorWhateverTheOrder) {
   }
   // Key order does not matter; the first sub-corpus's order is kept.
   TempDir root;
-  writeFile(root / "s1/corpus_description.json", subCorpus("\"has_thinlto\": false, \"global_command_override\": [\"-O2\"]", {"a"}));
-  writeFile(root / "s2/corpus_description.json", subCorpus("\"global_command_override\": [\"-O2\"], \"has_thinlto\": false", {"b"}));
+  writeFile(root / "s1/corpus_description.json",
+            subCorpus("\"has_thinlto\": false, \"global_command_override\": [\"-O2\"]", {"a"}));
+  writeFile(root / "s2/corpus_description.json",
+            subCorpus("\"global_command_override\": [\"-O2\"], \"has_thinlto\": false", {"b"}));
   mustRun(tool("combine-training-corpus") + " --root_dir=" + quote(root.path()));
   EXPECT_EQ(readFile(root / "corpus_description.json"),
             "{\n  \"has_thinlto\": false,\n  \"global_command_override\": [\n    \"-O2\"\n  ],\n"
@@ -201,7 +204,8 @@ TEST_F(CorpusTools, ExtractIrReadsArchives) {
   mustRun(ar + " rc " + quote(in + "/lib/libfoo.a") + " one.o two.o asm.o other/one.o", objs);
   mustRun(ar + " rc --thin " + quote(in + "/libthin.a") + " " + quote(objs + "/two.o"), objs);
   std::string out = Work / "out";
-  CommandResult r = run(tool("extract-ir") + " --input_type=directory --input=" + quote(in) + " --output_dir=" + quote(out));
+  CommandResult r =
+      run(tool("extract-ir") + " --input_type=directory --input=" + quote(in) + " --output_dir=" + quote(out));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(readFile(out + "/corpus_description.json"),
             "{\n  \"has_thinlto\": false,\n  \"modules\": [\n    \"libthin.a/two.o\",\n    \"lib/libfoo.a/one.o\",\n"

@@ -64,15 +64,30 @@ protected:
     mustRun(Clang + " -Oz -c -Xclang -fembed-bitcode=all ../src/b.c -o sub/b.o", d + "/build");
     mustRun(Clang + " -c ../src/c.S -o c.o", d + "/build");
     std::string b = d + "/build";
-    writeFile(d + "/cc.json", "[\n"
-                              "{\"directory\": \"" + b + "\", \"command\": \"clang -O2 -c ../src/a.c -o a.o\"},\n"
-                              "{\"directory\": \"" + b + "\", \"arguments\": [\"clang\", \"-Oz\", \"-c\", \"../src/b.c\", \"-o\", \"sub/b.o\"]},\n"
-                              "{\"directory\": \"" + b + "\", \"command\": \"clang -c ../src/c.S -o c.o\"},\n"
-                              "{\"directory\": \"" + b + "\", \"command\": \"clang -c ../src/m.c -o missing.o\"},\n"
-                              "{\"directory\": \"" + b + "\", \"command\": \"clang -c noout.c\"},\n"
-                              "{\"directory\": \"" + b + "\", \"file\": \"x.c\"},\n"
-                              "{\"directory\": \"" + b + "\", \"command\": \"clang -O2 -c ../src/a.c -o a.o\"}\n"
-                              "]\n");
+    writeFile(d + "/cc.json",
+              "[\n"
+              "{\"directory\": \"" +
+                  b +
+                  "\", \"command\": \"clang -O2 -c ../src/a.c -o a.o\"},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"arguments\": [\"clang\", \"-Oz\", \"-c\", \"../src/b.c\", \"-o\", \"sub/b.o\"]},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"command\": \"clang -c ../src/c.S -o c.o\"},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"command\": \"clang -c ../src/m.c -o missing.o\"},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"command\": \"clang -c noout.c\"},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"file\": \"x.c\"},\n"
+                  "{\"directory\": \"" +
+                  b +
+                  "\", \"command\": \"clang -O2 -c ../src/a.c -o a.o\"}\n"
+                  "]\n");
   }
   static void TearDownTestSuite() {
     delete Dir;
@@ -90,8 +105,8 @@ TEST_F(ExtractIr, E1_CompileCommands) {
   CommandResult r = run(Tool + " --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"a.o", "sub/b.o"}));
-  EXPECT_EQ(listTree(out), (std::set<std::string>{"a.o.bc", "a.o.cmd", "corpus_description.json", "sub/",
-                                                   "sub/b.o.bc", "sub/b.o.cmd"}));
+  EXPECT_EQ(listTree(out), (std::set<std::string>{"a.o.bc", "a.o.cmd", "corpus_description.json", "sub/", "sub/b.o.bc",
+                                                  "sub/b.o.cmd"}));
   // Byte-identical to what the reference's llvm-objcopy --dump-section writes.
   TempDir scratch;
   EXPECT_EQ(readFile(out + "/a.o.bc"), dumpSection(fixture("build/a.o"), ".llvmbc", scratch));
@@ -108,22 +123,19 @@ TEST_F(ExtractIr, E1_CompileCommands) {
   auto rep = report(out);
   EXPECT_EQ(rep["candidates"], 4);
   EXPECT_EQ(rep["totals"]["ok"], 2);
-  EXPECT_EQ(run(Tool + " --strict -q --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out))
-                .ExitCode,
+  EXPECT_EQ(run(Tool + " --strict -q --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out)).ExitCode,
             3);
 }
 
 TEST_F(ExtractIr, E2_E3_CmdFilterLeavesNoOrphansOrEmptyDirs) {
   std::string out = Work / "oz";
-  mustRun(Tool + " --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out) +
-          " --cmd_filter='^-Oz$'");
+  mustRun(Tool + " --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out) + " --cmd_filter='^-Oz$'");
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"sub/b.o"}));
   EXPECT_EQ(problems(out)["filtered:cmd_filter"], 1);
   EXPECT_FALSE(exists(out + "/a.o.cmd"));
 
   out = Work / "o2";
-  mustRun(Tool + " --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out) +
-          " --cmd_filter '^-O2$'");
+  mustRun(Tool + " --input=" + quote(fixture("cc.json")) + " --output_dir=" + quote(out) + " --cmd_filter '^-O2$'");
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"a.o"}));
   EXPECT_EQ(listTree(out), (std::set<std::string>{"a.o.bc", "a.o.cmd", "corpus_description.json"}));
 }
@@ -142,8 +154,8 @@ TEST_F(ExtractIr, X6_X7_FilterPatternChecks) {
   EXPECT_NE(bad.Err.find("'('"), std::string::npos) << bad.Err;
   EXPECT_FALSE(exists(Work / "bad/corpus_description.json"));
 
-  CommandResult bare = run(Tool + " --input=" + quote(fixture("cc.json")) + " --cmd_filter --output_dir=" +
-                           quote(Work / "bare"));
+  CommandResult bare =
+      run(Tool + " --input=" + quote(fixture("cc.json")) + " --cmd_filter --output_dir=" + quote(Work / "bare"));
   EXPECT_EQ(bare.ExitCode, 0) << bare.Err;
   EXPECT_EQ(readFile(Work / "bare/corpus_description.json"), manifest(false, {"a.o", "sub/b.o"}));
 }
@@ -202,9 +214,9 @@ TEST_F(ExtractIr, E5_DirectoryWithBrokenObjectsLeavesNoOrphans) {
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"good.o"}));
   EXPECT_EQ(listTree(out), (std::set<std::string>{"corpus_description.json", "good.o.bc", "good.o.cmd"}));
-  EXPECT_EQ(problems(out), (std::map<std::string, int>{{"failed:bitcode_section_missing", 1},
-                                                       {"failed:input_is_directory", 1},
-                                                       {"failed:not_an_object", 1}}));
+  EXPECT_EQ(problems(out),
+            (std::map<std::string, int>{
+                {"failed:bitcode_section_missing", 1}, {"failed:input_is_directory", 1}, {"failed:not_an_object", 1}}));
   EXPECT_NE(r.Err.find("Converted 1 files out of 4"), std::string::npos);
 }
 
@@ -238,7 +250,7 @@ TEST_F(ExtractIr, E6_LinkerParams) {
   fs::copy_file(fixture("build/c.o"), Work / "root/build/c.o");
   // E15 too: a bogus objcopy path is accepted, and the missing output dir is created.
   CommandResult r = run(Tool + " --input=params --input_type=params --output_dir=out/nested "
-                                    "--llvm_objcopy_path=/nonexistent",
+                               "--llvm_objcopy_path=/nonexistent",
                         Work / "root");
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(readFile(Work / "root/out/nested/corpus_description.json"),
@@ -252,9 +264,9 @@ TEST_F(ExtractIr, E7_BazelAquery) {
     {"mnemonic": "CppLink", "arguments": ["clang", "-o", "first", "sub/b.o"]},
     {"mnemonic": "CppLink", "arguments": ["clang", "-o", "second", "a.o", "c.o", "libx.a"]}]})");
   std::string out = Work / "out";
-  CommandResult r = run(Tool + " --input=" + quote(Work / "aq.json") +
-                        " --input_type=bazel_aquery --output_dir=" + quote(out) + " --obj_base_dir=" +
-                        quote(fixture("build")));
+  CommandResult r =
+      run(Tool + " --input=" + quote(Work / "aq.json") + " --input_type=bazel_aquery --output_dir=" + quote(out) +
+          " --obj_base_dir=" + quote(fixture("build")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"a.o"}));
   EXPECT_NE(r.Err.find("WARNING:root:"), std::string::npos);
@@ -279,7 +291,7 @@ TEST_F(ExtractIr, E8_LocalThinLTO) {
             "{\n  \"global_command_override\": [\n    \"<UNSPECIFIED>\"\n  ],\n  \"has_thinlto\": true,\n"
             "  \"modules\": [\n    \"objs/b.o\",\n    \"objs/m.o\"\n  ]\n}");
   EXPECT_EQ(listTree(out), (std::set<std::string>{"corpus_description.json", "objs/", "objs/b.o.bc",
-                                                   "objs/b.o.thinlto.bc", "objs/m.o.bc", "objs/m.o.thinlto.bc"}));
+                                                  "objs/b.o.thinlto.bc", "objs/m.o.bc", "objs/m.o.thinlto.bc"}));
   EXPECT_EQ(readFile(out + "/objs/m.o.bc"), readFile(d + "/objs/m.o.3.import.bc"));
   EXPECT_EQ(readFile(out + "/objs/m.o.thinlto.bc"), readFile(d + "/objs/m.o.thinlto.bc"));
 
@@ -305,8 +317,8 @@ TEST_F(ExtractIr, E9_E12_DistributedThinLTO) {
     std::string cmd = Clang + " -O2 -c -x ir " + m + ".o -fthinlto-index=" + m + ".o.thinlto.bc -o native/" + m +
                       ".o -mllvm -lto-embed-bitcode=post-merge-pre-opt";
     mustRun(cmd, d);
-    entries += std::string(entries.empty() ? "" : ",\n") + "{\"directory\": \"" + d + "\", \"command\": \"" + cmd +
-               "\"}";
+    entries +=
+        std::string(entries.empty() ? "" : ",\n") + "{\"directory\": \"" + d + "\", \"command\": \"" + cmd + "\"}";
   }
   writeFile(d + "/cc.json", "[\n" + entries + "\n]\n");
   std::string out = Work / "out";
@@ -319,8 +331,8 @@ TEST_F(ExtractIr, E9_E12_DistributedThinLTO) {
 
   // E12: objects without an index option are reported one by one.
   std::string plain = Work / "plain";
-  CommandResult e12 = run(Tool + " --input=" + quote(fixture("cc.json")) +
-                          " --thinlto_build=distributed --output_dir=" + quote(plain));
+  CommandResult e12 =
+      run(Tool + " --input=" + quote(fixture("cc.json")) + " --thinlto_build=distributed --output_dir=" + quote(plain));
   ASSERT_EQ(e12.ExitCode, 0) << e12.Err;
   EXPECT_EQ(readFile(plain + "/corpus_description.json"), manifest(true, {}));
   EXPECT_EQ(problems(plain)["failed:thinlto_index_option_missing"], 2);
@@ -365,16 +377,15 @@ TEST_F(ExtractIr, X1_X5_CompileCommandVariants) {
   std::string b = d + "/build/sub";
   fs::create_directories(b);
   auto entry = [&](const std::string &rest) { return "{\"directory\": \"" + b + "\", " + rest + "}"; };
-  writeFile(d + "/cc.json",
-            "[" + entry(R"("command": "clang -c 'my dir/a.c' -o \"../out dir/a.o\"")") + ",\n" +
-                entry(R"("command": "clang -c a.c -o../b.o")") + ",\n" +
-                entry(R"("command": "clang -c a.c --output=../c.o")") + ",\n" +
-                entry(R"("command": "clang -c a.c --output ../d.o")") + ",\n" +
-                entry(R"("command": "clang -c a.c", "output": "../e.o")") + ",\n" +
-                entry(R"("command": "clang -c a.c -o")") + ",\n" +
-                R"({"command": "clang -c a.c -o x.o"})" + ",\n" +
-                entry(R"("command": "clang -c a.c -o )" + d + R"(/elsewhere/x.o")") + ",\n" +
-                entry(R"("command": "clang -c a.c -o )" + b + R"(/../abs.o")") + "]");
+  writeFile(d + "/cc.json", "[" + entry(R"("command": "clang -c 'my dir/a.c' -o \"../out dir/a.o\"")") + ",\n" +
+                                entry(R"("command": "clang -c a.c -o../b.o")") + ",\n" +
+                                entry(R"("command": "clang -c a.c --output=../c.o")") + ",\n" +
+                                entry(R"("command": "clang -c a.c --output ../d.o")") + ",\n" +
+                                entry(R"("command": "clang -c a.c", "output": "../e.o")") + ",\n" +
+                                entry(R"("command": "clang -c a.c -o")") + ",\n" +
+                                R"({"command": "clang -c a.c -o x.o"})" + ",\n" +
+                                entry(R"("command": "clang -c a.c -o )" + d + R"(/elsewhere/x.o")") + ",\n" +
+                                entry(R"("command": "clang -c a.c -o )" + b + R"(/../abs.o")") + "]");
   std::string out = Work / "out";
   CommandResult r = run(Tool + " --input=" + quote(d + "/cc.json") + " --output_dir=" + quote(out));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
@@ -386,8 +397,8 @@ TEST_F(ExtractIr, X1_X5_CompileCommandVariants) {
   for (const std::string &name : {std::string("_up/out dir/a.o"), elsewhere, absolute})
     EXPECT_TRUE(exists(out + "/" + name + ".bc")) << name;
   EXPECT_FALSE(exists(d + "/elsewhere/x.o.bc"));
-  EXPECT_EQ(problems(out), (std::map<std::string, int>{{"skipped:missing_output_value", 1},
-                                                       {"skipped:no_directory", 1}}));
+  EXPECT_EQ(problems(out),
+            (std::map<std::string, int>{{"skipped:missing_output_value", 1}, {"skipped:no_directory", 1}}));
 }
 
 TEST_F(ExtractIr, WholeJobErrors) {
@@ -412,10 +423,10 @@ TEST_F(ExtractIr, WholeJobErrors) {
   EXPECT_EQ(run(Tool + " --input=x --output_dir=y --num_workers=0").ExitCode, 2);
   CommandResult help = run(Tool + " --help");
   EXPECT_EQ(help.ExitCode, 0);
-  for (const char *flag : {"--input", "--input_type", "--output_dir", "--num_workers", "--llvm_objcopy_path",
-                           "--obj_base_dir", "--cmd_filter", "--thinlto_build", "--cmd_section_name",
-                           "--bitcode_section_name", "--verbosity", "--strict", "--resume", "--quiet",
-                           "--progress_interval", "--no_verify_bitcode"})
+  for (const char *flag :
+       {"--input", "--input_type", "--output_dir", "--num_workers", "--llvm_objcopy_path", "--obj_base_dir",
+        "--cmd_filter", "--thinlto_build", "--cmd_section_name", "--bitcode_section_name", "--verbosity", "--strict",
+        "--resume", "--quiet", "--progress_interval", "--no_verify_bitcode"})
     EXPECT_NE(help.Out.find(flag), std::string::npos) << flag;
 }
 
@@ -443,8 +454,8 @@ BlockedRun startBlocked(const std::string &cc, const std::string &out, const std
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
-    std::string cmd = Tool + " --num_workers=1 --progress_interval=0 --input=" + quote(cc) + " --output_dir=" +
-                      quote(out) + " " + extra + " 2>/dev/null";
+    std::string cmd = Tool + " --num_workers=1 --progress_interval=0 --input=" + quote(cc) +
+                      " --output_dir=" + quote(out) + " " + extra + " 2>/dev/null";
     ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
     ::_exit(127);
   }
@@ -577,7 +588,8 @@ TEST_F(ExtractIr, OutputsMatchTheirSchemas) {
   ASSERT_NE(broken.find(reason), std::string::npos);
   broken.replace(broken.find(reason), reason.size(), "\"reason\": \"made_up\"");
   writeFile(Work / "broken.json", broken);
-  EXPECT_NE(run(check + quote(formats + "extraction_report.schema.json") + " " + quote(Work / "broken.json")).ExitCode, 0);
+  EXPECT_NE(run(check + quote(formats + "extraction_report.schema.json") + " " + quote(Work / "broken.json")).ExitCode,
+            0);
 }
 
 } // namespace

@@ -98,8 +98,8 @@ protected:
     // A module with no function bodies: llc never opens the channel.
     writeFile(d + "/src/nobody.c", "int only_declared(int);\nint global = 3;\n");
     mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/nobody.c -o nobody.o", d + "/objs");
-    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") + " --output_dir=" +
-            quote(d + "/corpus"));
+    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") +
+            " --output_dir=" + quote(d + "/corpus"));
   }
   static void TearDownTestSuite() { delete Fixture; }
   static std::string corpus() { return *Fixture / "corpus"; }
@@ -115,8 +115,8 @@ TempDir *HarvestRegalloc::Fixture = nullptr;
 
 TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1 --tfrecord=" +
-                                         quote(out + "/ra.tfrecord")));
+  CommandResult r =
+      run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1 --tfrecord=" + quote(out + "/ra.tfrecord")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   auto j = journal(out);
   ASSERT_EQ(j.size(), 4u);
@@ -140,8 +140,9 @@ TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
     records += functions.size();
     // The reward is on each function's last observation; the rest are 0.
     for (size_t i = 0; i + 1 < log.size(); ++i)
-      if (log[i].Context == log[i + 1].Context)
+      if (log[i].Context == log[i + 1].Context) {
         EXPECT_EQ(*log[i].Outcome, 0.0);
+      }
     EXPECT_GT(sum, 0.0);
     EXPECT_NEAR(sum, j[name]["regalloc_score"].get<double>(), 0.5);
   }
@@ -157,9 +158,9 @@ TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
   EXPECT_NE(again.Err.find("resuming: 4 of 4"), std::string::npos) << again.Err;
 
   // One record per function.
-  CommandResult decoded = run("/usr/bin/python3 " +
-                              quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
-                              quote(out + "/ra.tfrecord"));
+  CommandResult decoded =
+      run("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
+          quote(out + "/ra.tfrecord"));
   ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
   auto dataset = nlohmann::json::parse(decoded.Out);
   EXPECT_EQ(dataset.size(), records);
@@ -214,8 +215,8 @@ while True:
     return "/usr/bin/python3 " + script(name, body);
   };
   std::string first = policy("first.py", "(lambda m: m.index(1))");
-  CommandResult ok = run(harvest(Work / "first", "--problem=regalloc-evict --modules_filter=r0 --policy=exec:" +
-                                                     quote(first)));
+  CommandResult ok =
+      run(harvest(Work / "first", "--problem=regalloc-evict --modules_filter=r0 --policy=exec:" + quote(first)));
   ASSERT_EQ(ok.ExitCode, 0) << ok.Err;
   EXPECT_EQ(journal(Work / "first")["r0.o"]["status"], "ok") << journal(Work / "first")["r0.o"].dump();
   EXPECT_GT(readLog(Work / "first/logs/r0.o.log").size(), 50u);
@@ -242,8 +243,8 @@ TEST_F(HarvestRegalloc, LlcOnOptimizedModules) {
   mustRun(Clang + " -O2 -c -emit-llvm " + quote(*Fixture / "src/r1.c") + " -o " + quote(bc + "/r1.bc"));
   mustRun(tool("make-corpus") + " -q --input_dir=" + quote(bc) + " --output_dir=" + quote(Work / "corpus"));
   std::string out = Work / "out";
-  CommandResult r = run(Harvest + " --progress_interval=0 --corpus=" + quote(Work / "corpus") + " --output_dir=" +
-                        quote(out) + " --problem=regalloc-evict --compiler=llc --policy=random:0.5");
+  CommandResult r = run(Harvest + " --progress_interval=0 --corpus=" + quote(Work / "corpus") +
+                        " --output_dir=" + quote(out) + " --problem=regalloc-evict --compiler=llc --policy=random:0.5");
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_GT(journal(out)["r1"]["decisions"].get<int>(), 100);
 }
@@ -267,20 +268,23 @@ TEST_F(HarvestRegalloc, DevelopmentModeWithAFakeTFLiteClang) {
     std::vector<int64_t> mask(33, 1);
     int64_t decision = 32;
     float reward = 7.5f;
-    ASSERT_FALSE(static_cast<bool>(writer.observation(
-        {llvm::StringRef(reinterpret_cast<const char *>(mask.data()), 33 * 8),
-         llvm::StringRef(reinterpret_cast<const char *>(&decision), 8)})));
+    ASSERT_FALSE(
+        static_cast<bool>(writer.observation({llvm::StringRef(reinterpret_cast<const char *>(mask.data()), 33 * 8),
+                                              llvm::StringRef(reinterpret_cast<const char *>(&decision), 8)})));
     ASSERT_FALSE(static_cast<bool>(writer.outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), 4))));
   }
   writeFile(Work / "prepared.log", prepared);
-  std::string clang = script("fake-clang", "#!/bin/bash\n"
-                                           "case \"$1\" in --version) echo 'clang version 22.1.8'; exit 0;; esac\n"
-                                           "if [ \"$3\" = --help-hidden ]; then echo '  -regalloc-training-log=<string>'; exit 0; fi\n"
-                                           "echo \"$@\" > " + quote(Work / "argv") + "\n"
-                                           "for a in \"$@\"; do case \"$a\" in -regalloc-training-log=*) L=${a#*=};; esac; done\n"
-                                           "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; esac; shift; done\n"
-                                           "cp " + quote(Work / "prepared.log") + " \"$L\" && " + Clang +
-                                           " -c -x c /dev/null -o \"$O\"\n");
+  std::string clang =
+      script("fake-clang", "#!/bin/bash\n"
+                           "case \"$1\" in --version) echo 'clang version 22.1.8'; exit 0;; esac\n"
+                           "if [ \"$3\" = --help-hidden ]; then echo '  -regalloc-training-log=<string>'; exit 0; fi\n"
+                           "echo \"$@\" > " +
+                               quote(Work / "argv") +
+                               "\n"
+                               "for a in \"$@\"; do case \"$a\" in -regalloc-training-log=*) L=${a#*=};; esac; done\n"
+                               "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; esac; shift; done\n"
+                               "cp " +
+                               quote(Work / "prepared.log") + " \"$L\" && " + Clang + " -c -x c /dev/null -o \"$O\"\n");
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --clang_path=" + quote(clang)));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;

@@ -88,8 +88,8 @@ std::vector<std::pair<int64_t, int64_t>> decisions(const std::string &log) {
       continue;
     const LogHeader &h = (*reader)->header();
     size_t d = *h.find("inlining_default"), c = *h.find("inlining_decision");
-    out.push_back({h.Features[d].elementAsInt((*reader)->feature(d), 0),
-                   h.Features[c].elementAsInt((*reader)->feature(c), 0)});
+    out.push_back(
+        {h.Features[d].elementAsInt((*reader)->feature(d), 0), h.Features[c].elementAsInt((*reader)->feature(c), 0)});
   }
   return out;
 }
@@ -106,8 +106,8 @@ protected:
       fs::create_directories(d + "/objs");
       std::string cmd = Clang + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o";
       mustRun(cmd, d + "/objs");
-      entries += std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + d + "/objs\", \"command\": \"" +
-                 cmd + "\"}";
+      entries +=
+          std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + d + "/objs\", \"command\": \"" + cmd + "\"}";
     }
     writeFile(d + "/cc.json", "[" + entries + "]");
     mustRun(tool("extract-ir") + " -q --input=" + quote(d + "/cc.json") + " --output_dir=" + quote(d + "/corpus"));
@@ -116,20 +116,21 @@ protected:
   static std::string corpus() { return *Fixture / "corpus"; }
 
   std::string harvest(const std::string &out, const std::string &flags = "") {
-    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " +
-           flags;
+    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
   }
 
   // A fake opt: answers --version/--help-hidden like LLVM 22 and otherwise
   // runs `body` with $B set to the channel base.
   std::string fakeOpt(const std::string &name, const std::string &body, const std::string &version = "22.1.8",
                       const std::string &help = "") {
-    return writeScript(Work / name, "#!/bin/bash\n"
-                    "case \"$1\" in --version) echo 'LLVM version " + version + "'; exit 0;; --help-hidden) echo '" +
-                        help + "'; exit 0;; esac\n"
-                        "for a in \"$@\"; do case \"$a\" in -inliner-interactive-channel-base=*) B=${a#*=};; esac; "
-                        "done\n" +
-                        body + "\n");
+    return writeScript(Work / name,
+                       "#!/bin/bash\n"
+                       "case \"$1\" in --version) echo 'LLVM version " +
+                           version + "'; exit 0;; --help-hidden) echo '" + help +
+                           "'; exit 0;; esac\n"
+                           "for a in \"$@\"; do case \"$a\" in -inliner-interactive-channel-base=*) B=${a#*=};; esac; "
+                           "done\n" +
+                           body + "\n");
   }
 
   static TempDir *Fixture;
@@ -258,12 +259,15 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
     EXPECT_EQ(j["m1.o"]["status"], c.Status) << c.Name << j["m1.o"].dump();
     EXPECT_EQ(j["m1.o"]["reason"], c.Reason) << c.Name << j["m1.o"].dump();
     EXPECT_FALSE(exists(out + "/logs/m1.o.log")) << c.Name;
-    if (std::string(c.Name) == "garbage")
+    if (std::string(c.Name) == "garbage") {
       EXPECT_LT(j["m1.o"]["seconds"].get<double>(), 1.5); // killed at once, not at the timeout
-    if (std::string(c.Name) == "crash")
+    }
+    if (std::string(c.Name) == "crash") {
       EXPECT_EQ(j["m1.o"]["exit_status"], "signal 11 (Segmentation fault)");
-    if (std::string(c.Name) == "exits-1")
+    }
+    if (std::string(c.Name) == "exits-1") {
       EXPECT_NE(j["m1.o"]["stderr_tail"].get<std::string>().find("error: something"), std::string::npos);
+    }
     EXPECT_EQ(processesMentioning(opt), 0u) << c.Name << ": a compiler survived";
     mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " --lines " +
             quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_journal.schema.json") + " " +
@@ -273,7 +277,8 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
 
 TEST_F(HarvestLogs, ExecPoliciesThatDieOrAnswerShortAreReported) {
   std::string dies = writeScript(Work / "dies.sh", "#!/bin/sh\nexit 0\n");
-  std::string shortAnswer = writeScript(Work / "short.sh", "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
+  std::string shortAnswer =
+      writeScript(Work / "short.sh", "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
   CommandResult r = run(harvest(Work / "dies", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + dies));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
   auto j = byModule(Work / "dies")["m1.o"];
@@ -367,12 +372,15 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
     ASSERT_FALSE(static_cast<bool>(writer.observation({b, b, b})));
   }
   writeFile(Work / "prepared.log", prepared);
-  std::string opt = fakeOpt("dev-opt",
-                            "echo \"$@\" >> " + quote(Work / "argv") + "\n"
-                            "for a in \"$@\"; do case \"$a\" in -training-log=*) L=${a#*=};; esac; done\n"
-                            "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; *.bc) I=$1;; esac; shift; done\n"
-                            "cp " + quote(Work / "prepared.log") + " \"$L\" && cp \"$I\" \"$O\"",
-                            "22.1.8", "  -training-log=<string> - Path where the development-mode inlining log is saved.");
+  std::string opt =
+      fakeOpt("dev-opt",
+              "echo \"$@\" >> " + quote(Work / "argv") +
+                  "\n"
+                  "for a in \"$@\"; do case \"$a\" in -training-log=*) L=${a#*=};; esac; done\n"
+                  "while [ $# -gt 0 ]; do case \"$1\" in -o) O=$2; shift;; *.bc) I=$1;; esac; shift; done\n"
+                  "cp " +
+                  quote(Work / "prepared.log") + " \"$L\" && cp \"$I\" \"$O\"",
+              "22.1.8", "  -training-log=<string> - Path where the development-mode inlining log is saved.");
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
@@ -420,9 +428,9 @@ TEST_F(HarvestLogs, SelectionShardsAndDataset) {
 
   mustRun(harvest(Work / "f", "--modules_filter=m[34] --tfrecord=" + quote(Work / "f/trace.tfrecord")));
   EXPECT_EQ(byModule(Work / "f").size(), 2u);
-  CommandResult decoded = run("/usr/bin/python3 " +
-                              quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
-                              quote(Work / "f/trace.tfrecord"));
+  CommandResult decoded =
+      run("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
+          quote(Work / "f/trace.tfrecord"));
   ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
   auto records = nlohmann::json::parse(decoded.Out);
   ASSERT_EQ(records.size(), 2u);

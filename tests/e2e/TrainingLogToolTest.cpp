@@ -18,16 +18,44 @@ const std::string Tool = tool("training-log");
 const std::string Python = "/usr/bin/python3 ";
 std::string script(const char *name) { return quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/" + name) + " "; }
 
-const char *const InlinerFeatures[] = {
-    "sroa_savings", "sroa_losses", "load_elimination", "call_penalty", "call_argument_setup",
-    "load_relative_intrinsic", "lowered_call_arg_setup", "indirect_call_penalty", "jump_table_penalty",
-    "case_cluster_penalty", "switch_default_dest_penalty", "switch_penalty", "unsimplified_common_instructions",
-    "num_loops", "dead_blocks", "simplified_instructions", "constant_args", "constant_offset_ptr_args",
-    "callsite_cost", "cold_cc_penalty", "last_call_to_static_bonus", "is_multiple_blocks", "nested_inlines",
-    "nested_inline_cost_estimate", "threshold", "callee_basic_block_count", "callsite_height", "node_count",
-    "nr_ctant_params", "cost_estimate", "edge_count", "caller_users", "caller_conditionally_executed_blocks",
-    "caller_basic_block_count", "callee_conditionally_executed_blocks", "callee_users", "is_callee_avail_external",
-    "is_caller_avail_external"};
+const char *const InlinerFeatures[] = {"sroa_savings",
+                                       "sroa_losses",
+                                       "load_elimination",
+                                       "call_penalty",
+                                       "call_argument_setup",
+                                       "load_relative_intrinsic",
+                                       "lowered_call_arg_setup",
+                                       "indirect_call_penalty",
+                                       "jump_table_penalty",
+                                       "case_cluster_penalty",
+                                       "switch_default_dest_penalty",
+                                       "switch_penalty",
+                                       "unsimplified_common_instructions",
+                                       "num_loops",
+                                       "dead_blocks",
+                                       "simplified_instructions",
+                                       "constant_args",
+                                       "constant_offset_ptr_args",
+                                       "callsite_cost",
+                                       "cold_cc_penalty",
+                                       "last_call_to_static_bonus",
+                                       "is_multiple_blocks",
+                                       "nested_inlines",
+                                       "nested_inline_cost_estimate",
+                                       "threshold",
+                                       "callee_basic_block_count",
+                                       "callsite_height",
+                                       "node_count",
+                                       "nr_ctant_params",
+                                       "cost_estimate",
+                                       "edge_count",
+                                       "caller_users",
+                                       "caller_conditionally_executed_blocks",
+                                       "caller_basic_block_count",
+                                       "callee_conditionally_executed_blocks",
+                                       "callee_users",
+                                       "is_callee_avail_external",
+                                       "is_caller_avail_external"};
 
 template <typename T> std::string raw(const std::vector<T> &values) {
   std::string out(values.size() * sizeof(T), '\0');
@@ -68,10 +96,20 @@ std::string inlinerLog(int observations, unsigned seed) {
 std::string evictionLog(const std::vector<std::pair<std::string, int>> &functions) {
   LogHeader header;
   const char *ints[] = {"mask", "is_free", "is_hint", "is_local", "max_stage", "min_stage"};
-  const char *floats[] = {"nr_urgent", "nr_broken_hints", "nr_rematerializable", "nr_defs_and_uses",
-                          "weighed_reads_by_max", "weighed_writes_by_max", "weighed_read_writes_by_max",
-                          "weighed_indvars_by_max", "hint_weights_by_max", "start_bb_freq_by_max",
-                          "end_bb_freq_by_max", "hottest_bb_freq_by_max", "liverange_size", "use_def_density"};
+  const char *floats[] = {"nr_urgent",
+                          "nr_broken_hints",
+                          "nr_rematerializable",
+                          "nr_defs_and_uses",
+                          "weighed_reads_by_max",
+                          "weighed_writes_by_max",
+                          "weighed_read_writes_by_max",
+                          "weighed_indvars_by_max",
+                          "hint_weights_by_max",
+                          "start_bb_freq_by_max",
+                          "end_bb_freq_by_max",
+                          "hottest_bb_freq_by_max",
+                          "liverange_size",
+                          "use_def_density"};
   for (const char *n : ints)
     header.Features.push_back({n, ElementType::Int64, {1, 33}, 0});
   for (const char *n : floats)
@@ -121,7 +159,8 @@ TEST_F(TrainingLogTool, ValidateAcceptsCompleteLogsOnly) {
   CommandResult ok = run(Tool + " validate " + quote(Work / "logs"));
   EXPECT_EQ(ok.ExitCode, 0) << ok.Err;
   EXPECT_NE(ok.Out.find("ok: " + (Work / "logs/a.log") + ": 1 stream(s), 1 context record(s), 50 observation(s)"),
-            std::string::npos) << ok.Out;
+            std::string::npos)
+      << ok.Out;
   std::string whole = inlinerLog(50, 1);
   writeFile(Work / "cut.log", whole.substr(0, whole.size() - 100));
   CommandResult bad = run(Tool + " validate " + quote(Work / "logs/a.log") + " " + quote(Work / "cut.log"));

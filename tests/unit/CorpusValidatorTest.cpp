@@ -84,8 +84,9 @@ TEST_F(CorpusValidator, EmptyModules) {
 
 TEST_F(CorpusValidator, UnspecifiedOverride) {
   makeSound();
-  writeFile(Dir / "corpus_description.json",
-            "{\"global_command_override\": [\"<UNSPECIFIED>\"], \"has_thinlto\": false, \"modules\": [\"a\", \"sub/b\"]}");
+  writeFile(
+      Dir / "corpus_description.json",
+      "{\"global_command_override\": [\"<UNSPECIFIED>\"], \"has_thinlto\": false, \"modules\": [\"a\", \"sub/b\"]}");
   EXPECT_EQ(codes(), Codes{"override_unspecified"});
 }
 

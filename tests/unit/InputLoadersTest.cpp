@@ -48,8 +48,8 @@ TEST(CompileCommands, FixedDefectsAndSkippedEntries) {
   std::vector<std::string> reasons;
   for (const auto &s : in->Skipped)
     reasons.push_back(s.Reason);
-  EXPECT_EQ(reasons, (std::vector<std::string>{"missing_output_value", "no_directory", "no_command",
-                                               "no_output_option", "bad_command"}));
+  EXPECT_EQ(reasons, (std::vector<std::string>{"missing_output_value", "no_directory", "no_command", "no_output_option",
+                                               "bad_command"}));
   EXPECT_NE(in->Skipped[1].Origin.find("entry 6"), std::string::npos);
 }
 
@@ -135,8 +135,8 @@ TEST(ObjectDirectory, SortedPreOrderWalk) {
   auto in = loadObjectDirectory(dir.path());
   ASSERT_TRUE(static_cast<bool>(in));
   // A directory's matches (including directories named *.o) before its subdirectories'.
-  EXPECT_EQ(rels(*in), (std::vector<std::string>{"a.o", "b.o", "z.o", ".hidden/d.o", "b.o/f.o", "sub/b.o",
-                                                 "sub/deeper/c.o"}));
+  EXPECT_EQ(rels(*in),
+            (std::vector<std::string>{"a.o", "b.o", "z.o", ".hidden/d.o", "b.o/f.o", "sub/b.o", "sub/deeper/c.o"}));
   auto missing = loadObjectDirectory(dir / "nope");
   EXPECT_FALSE(static_cast<bool>(missing));
   llvm::consumeError(missing.takeError());

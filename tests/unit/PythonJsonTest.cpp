@@ -1,5 +1,5 @@
-#include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/support/PythonJson.h"
+#include "mlgo/corpus/CorpusDescription.h"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +16,10 @@ std::string describe(bool thinlto, std::vector<std::string> modules) {
 
 TEST(PythonJson, SpecExampleBytes) {
   // corpus-format.md 2.3: the 56-byte manifest.
-  const unsigned char expected[] = {
-      0x7b, 0x0a, 0x20, 0x20, 0x22, 0x68, 0x61, 0x73, 0x5f, 0x74, 0x68, 0x69, 0x6e, 0x6c, 0x74, 0x6f, 0x22, 0x3a, 0x20,
-      0x66, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x0a, 0x20, 0x20, 0x22, 0x6d, 0x6f, 0x64, 0x75, 0x6c, 0x65, 0x73, 0x22, 0x3a,
-      0x20, 0x5b, 0x0a, 0x20, 0x20, 0x20, 0x20, 0x22, 0x61, 0x2e, 0x6f, 0x22, 0x0a, 0x20, 0x20, 0x5d, 0x0a, 0x7d};
+  const unsigned char expected[] = {0x7b, 0x0a, 0x20, 0x20, 0x22, 0x68, 0x61, 0x73, 0x5f, 0x74, 0x68, 0x69, 0x6e, 0x6c,
+                                    0x74, 0x6f, 0x22, 0x3a, 0x20, 0x66, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x0a, 0x20, 0x20,
+                                    0x22, 0x6d, 0x6f, 0x64, 0x75, 0x6c, 0x65, 0x73, 0x22, 0x3a, 0x20, 0x5b, 0x0a, 0x20,
+                                    0x20, 0x20, 0x20, 0x22, 0x61, 0x2e, 0x6f, 0x22, 0x0a, 0x20, 0x20, 0x5d, 0x0a, 0x7d};
   EXPECT_EQ(describe(false, {"a.o"}), std::string(reinterpret_cast<const char *>(expected), sizeof(expected)));
 }
 
@@ -56,16 +56,19 @@ TEST(PythonJson, StringEscapes) {
   EXPECT_EQ(str("a\"b\\c/d"), "\"a\\\"b\\\\c/d\"");
   EXPECT_EQ(str("\n\r\t\b\f"), "\"\\n\\r\\t\\b\\f\"");
   EXPECT_EQ(str(std::string("\x01\x1f\x7f", 3)), "\"\\u0001\\u001f\\u007f\"");
-  EXPECT_EQ(str("\xc3\xa9"), "\"\\u00e9\"");                   // é
-  EXPECT_EQ(str("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\"");    // U+1F600, lowercase hex
-  EXPECT_EQ(str("a\xff" "b"), "\"a\\udcffb\"");                // surrogateescape
+  EXPECT_EQ(str("\xc3\xa9"), "\"\\u00e9\"");                // é
+  EXPECT_EQ(str("\xf0\x9f\x98\x80"), "\"\\ud83d\\ude00\""); // U+1F600, lowercase hex
+  EXPECT_EQ(str("a\xff"
+                "b"),
+            "\"a\\udcffb\"");                                  // surrogateescape
   EXPECT_EQ(str("\xed\xa0\x80"), "\"\\udced\\udca0\\udc80\""); // an encoded surrogate is invalid UTF-8
   EXPECT_EQ(str("\xc0\xaf"), "\"\\udcc0\\udcaf\"");            // overlong
 }
 
 TEST(PythonJson, ParseRestoresSurrogateEscapedBytes) {
   auto json = parsePythonJson("{\"modules\": [\"a\\udcffb\", \"\\ud83d\\ude00\", \"\\u00e9\"]}");
-  EXPECT_EQ(json["modules"][0].get<std::string>(), "a\xff" "b");
+  EXPECT_EQ(json["modules"][0].get<std::string>(), "a\xff"
+                                                   "b");
   EXPECT_EQ(json["modules"][1].get<std::string>(), "\xf0\x9f\x98\x80");
   EXPECT_EQ(json["modules"][2].get<std::string>(), "\xc3\xa9");
   // Round trip: what we write we read back byte for byte.

@@ -1,7 +1,7 @@
+#include "mlgo/log/TrainingLog.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/SequenceExample.h"
 #include "mlgo/log/TFRecord.h"
-#include "mlgo/log/TrainingLog.h"
 #include "mlgo/log/Vocab.h"
 
 #include "support/TestSupport.h"
@@ -79,7 +79,8 @@ TEST(TrainingLogWriter, ContextEscapingAndFramingGoldenBytes) {
   llvm::raw_string_ostream os(text);
   TrainingLogWriter writer(os, header);
   size_t headerSize = header.toLine().size();
-  writer.switchContext("we\"ird\\n\xc3\xa9\xff" "ame");
+  writer.switchContext("we\"ird\\n\xc3\xa9\xff"
+                       "ame");
   ASSERT_FALSE(static_cast<bool>(writer.observation({bytesOf<int64_t>({10})})));
   ASSERT_FALSE(static_cast<bool>(writer.outcome(bytesOf<float>({0.5f}))));
   os.flush();
@@ -155,19 +156,22 @@ TEST(TrainingLog, RoundTripEveryTypeAndShapeThroughAPipe) {
     ASSERT_TRUE(static_cast<bool>(event)) << llvm::toString(event.takeError());
     if (*event == TrainingLogReader::Event::End)
       break;
-    if (*event == TrainingLogReader::Event::Header)
+    if (*event == TrainingLogReader::Event::Header) {
       EXPECT_EQ(reader.header().toLine(), header.toLine());
+    }
     if (*event == TrainingLogReader::Event::Context)
       seenContexts.push_back(reader.context());
     if (*event == TrainingLogReader::Event::Observation) {
       ASSERT_LT(observation, written.size());
       for (size_t f = 0; f < header.Features.size(); ++f)
-        ASSERT_EQ(reader.feature(f).str(), written[observation][f]) << "observation " << observation << " feature " << f;
+        ASSERT_EQ(reader.feature(f).str(), written[observation][f])
+            << "observation " << observation << " feature " << f;
       indices.push_back(reader.observationIndex());
       ++observation;
     }
-    if (*event == TrainingLogReader::Event::Outcome)
+    if (*event == TrainingLogReader::Event::Outcome) {
       EXPECT_EQ(header.Score->elementAsInt(reader.outcome(), 0), reader.observationIndex() % 3 * 100 - 1);
+    }
   }
   feeder.join();
   EXPECT_EQ(observation, written.size());
@@ -192,7 +196,8 @@ std::string readError(const std::string &text) {
   }
 }
 
-const std::string Header = R"({"features":[{"name":"a","type":"int64_t","port":0,"shape":[2]}]})" "\n";
+const std::string Header = R"({"features":[{"name":"a","type":"int64_t","port":0,"shape":[2]}]})"
+                           "\n";
 const std::string Obs0 = std::string("{\"observation\":0}\n") + std::string(16, '\n') + "\n";
 
 TEST(TrainingLogReader, AcceptsAWellFormedLog) {
@@ -208,10 +213,13 @@ TEST(TrainingLogReader, RejectsMalformedInputWithOffset) {
       {"", "empty input"},
       {Header + ctx + Obs0.substr(0, 30), "at byte " + std::to_string(Header.size() + ctx.size() + 18) +
                                               ": truncated observation 0 tensors: expected 16 bytes, got 12"},
-      {Header + ctx + "{\"observation\":0}\n" + std::string(16, 'x') + "y", "expected a newline after the 16 bytes of observation 0 tensors, found byte 0x79"},
+      {Header + ctx + "{\"observation\":0}\n" + std::string(16, 'x') + "y",
+       "expected a newline after the 16 bytes of observation 0 tensors, found byte 0x79"},
       {Header + ctx + "{\"observ", "truncated JSON line"},
       {Header + ctx + "{not json}\n", "at byte " + std::to_string(Header.size() + ctx.size()) + ": bad JSON line"},
-      {R"({"features":[{"name":"a","type":"bfloat16","port":0,"shape":[1]}]})" "\n", "unknown type 'bfloat16'"},
+      {R"({"features":[{"name":"a","type":"bfloat16","port":0,"shape":[1]}]})"
+       "\n",
+       "unknown type 'bfloat16'"},
       {Header + ctx + Obs0 + "{\"observation\":2}\n", "observation number 2 out of order in context '': expected 1"},
       {Header + Obs0, "observation 0 before any context line"},
       {Header + ctx + Obs0 + "{\"outcome\":0}\n", "the header declares no score"},
@@ -221,8 +229,9 @@ TEST(TrainingLogReader, RejectsMalformedInputWithOffset) {
   for (const Case &c : cases) {
     std::string error = readError(c.Text);
     EXPECT_NE(error.find(c.Expected), std::string::npos) << "got: " << error << "\nexpected: " << c.Expected;
-    if (!c.Text.empty())
+    if (!c.Text.empty()) {
       EXPECT_NE(error.find("at byte "), std::string::npos) << error;
+    }
   }
 }
 
@@ -255,10 +264,16 @@ std::string specExamplePayload() {
 TEST(SequenceExample, SpecExampleBytes) {
   // default-trace-dataset.md 3.3.
   EXPECT_EQ(hex(specExamplePayload()), "1245"
-                                       "0a23" "0a11696e6c696e696e675f6465636973696f6e"
-                                       "120e" "0a051a030a0101" "0a051a030a0100"
-                                       "0a1e" "0a06726577617264"
-                                       "1214" "0a0812060a0400000000" "0a0812060a0400000000");
+                                       "0a23"
+                                       "0a11696e6c696e696e675f6465636973696f6e"
+                                       "120e"
+                                       "0a051a030a0101"
+                                       "0a051a030a0100"
+                                       "0a1e"
+                                       "0a06726577617264"
+                                       "1214"
+                                       "0a0812060a0400000000"
+                                       "0a0812060a0400000000");
   EXPECT_EQ(specExamplePayload().size(), 71u);
 }
 
@@ -278,10 +293,13 @@ TEST(SequenceExample, NegativeIntsAndFloatLists) {
 TEST(TFRecord, FramingGoldenBytesAndChecks) {
   std::string empty;
   appendTFRecord(empty, "");
-  EXPECT_EQ(hex(empty), "0000000000000000" "29039807" "d8ea82a2");
+  EXPECT_EQ(hex(empty), "0000000000000000"
+                        "29039807"
+                        "d8ea82a2");
   std::string record;
   appendTFRecord(record, specExamplePayload());
-  EXPECT_EQ(hex(record.substr(0, 12)), "4700000000000000" "bac3fb9b");
+  EXPECT_EQ(hex(record.substr(0, 12)), "4700000000000000"
+                                       "bac3fb9b");
   EXPECT_EQ(hex(record.substr(record.size() - 4)), "204969ae");
   auto back = readTFRecords(empty + record);
   ASSERT_TRUE(static_cast<bool>(back));
@@ -332,8 +350,8 @@ TEST(Vocab, QuantilesMatchNumpyLinear) {
   EXPECT_EQ(pythonFloatRepr(thirds[1]), "1.3333333333333333");
   EXPECT_EQ(pythonFloatRepr(thirds[2]), "1.6666666666666665"); // numpy 1.24 prints the same
   // np.quantile([-40, 0, 25, 3, 3, 7], np.linspace(0, 1, 7)), from numpy 1.24.
-  std::vector<std::string> numpy = {"-40.0", "-6.66666666666667", "1.9999999999999996", "3.0",
-                                    "4.333333333333332", "9.99999999999999", "25.0"};
+  std::vector<std::string> numpy = {
+      "-40.0", "-6.66666666666667", "1.9999999999999996", "3.0", "4.333333333333332", "9.99999999999999", "25.0"};
   std::vector<std::string> ours;
   for (double q : histogramQuantiles(histogram({-40, 0, 25, 3, 3, 7}), 7))
     ours.push_back(pythonFloatRepr(q));

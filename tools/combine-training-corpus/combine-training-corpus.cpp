@@ -15,8 +15,7 @@ int main(int argc, char **argv) {
                "combine-training-corpus"};
   app.get_formatter()->column_width(34);
   std::string rootDir, verbosity = "INFO";
-  app.add_option("--root_dir", rootDir, "The directory whose subdirectories hold the corpora to combine.")
-      ->required();
+  app.add_option("--root_dir", rootDir, "The directory whose subdirectories hold the corpora to combine.")->required();
   app.add_option("--verbosity", verbosity, "Log level: DEBUG, INFO, WARNING or ERROR.")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}, CLI::ignore_case))
       ->capture_default_str();

@@ -37,8 +37,8 @@ int main(int argc, char **argv) {
                "extract-ir"};
   app.get_formatter()->column_width(34);
 
-  std::string input, inputType = "json", outputDir, objBaseDir, cmdSection = ".llvmcmd",
-                     bitcodeSection = ".llvmbc", thinlto, verbosity = "INFO", objcopyPath = "llvm-objcopy";
+  std::string input, inputType = "json", outputDir, objBaseDir, cmdSection = ".llvmcmd", bitcodeSection = ".llvmbc",
+                     thinlto, verbosity = "INFO", objcopyPath = "llvm-objcopy";
   int numWorkers = 0;
   double progressInterval = 5;
   bool quiet = false, strict = false, resume = false, noVerify = false;
@@ -53,8 +53,7 @@ int main(int argc, char **argv) {
                  "(every *.o below --input), bazel_aquery (the objects of the last CppLink action).")
       ->check(CLI::IsMember({"json", "params", "directory", "bazel_aquery"}))
       ->capture_default_str();
-  app.add_option("--output_dir,--output-dir", outputDir, "The corpus root to write. Created if missing.")
-      ->required();
+  app.add_option("--output_dir,--output-dir", outputDir, "The corpus root to write. Created if missing.")->required();
   app.add_option("--num_workers", numWorkers, "Parallel workers (default: one per hardware thread).")
       ->check(CLI::PositiveNumber);
   app.add_option("--llvm_objcopy_path", objcopyPath,
@@ -64,17 +63,15 @@ int main(int argc, char **argv) {
                  "searched by --thinlto_build=local (default: the current directory).");
   CLI::Option *filterOption =
       app.add_option("--cmd_filter", "Keep only modules with some embedded command-line argument that contains a "
-                                      "match for this ECMAScript regex (e.g. '^-O2$'). Bare or empty: no filter.")
+                                     "match for this ECMAScript regex (e.g. '^-O2$'). Bare or empty: no filter.")
           ->expected(0, 1);
   app.add_option("--thinlto_build", thinlto,
                  "distributed: also copy each object's -fthinlto-index file to <module>.thinlto.bc. local: lld "
                  "--save-temps=import mode; take <obj>.3.import.bc and <obj>.thinlto.bc below --obj_base_dir.")
       ->check(CLI::IsMember({"distributed", "local"}));
-  app.add_option("--cmd_section_name", cmdSection,
-                 "Section holding the command line (Mach-O: __LLVM,__cmdline).")
+  app.add_option("--cmd_section_name", cmdSection, "Section holding the command line (Mach-O: __LLVM,__cmdline).")
       ->capture_default_str();
-  app.add_option("--bitcode_section_name", bitcodeSection,
-                 "Section holding the bitcode (Mach-O: __LLVM,__bitcode).")
+  app.add_option("--bitcode_section_name", bitcodeSection, "Section holding the bitcode (Mach-O: __LLVM,__bitcode).")
       ->capture_default_str();
   app.add_option("--verbosity", verbosity, "Log level: DEBUG, INFO, WARNING or ERROR.")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}, CLI::ignore_case))
@@ -88,8 +85,8 @@ int main(int argc, char **argv) {
                  "Seconds between progress reports on stderr (a live line on a terminal); 0 turns them off.")
       ->capture_default_str();
   app.add_flag("--no_verify_bitcode", noVerify,
-                "Keep sections that are not valid bitcode (the reference's behaviour) instead of failing them; "
-                "they are listed as warnings in the report.");
+               "Keep sections that are not valid bitcode (the reference's behaviour) instead of failing them; "
+               "they are listed as warnings in the report.");
 
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
@@ -101,7 +98,7 @@ int main(int argc, char **argv) {
   options.OutputDir = outputDir;
   options.BitcodeSection = bitcodeSection;
   options.CmdSection = cmdSection;
-  options.ThinLTO = thinlto == "local" ? ThinLTOMode::Local
+  options.ThinLTO = thinlto == "local"         ? ThinLTOMode::Local
                     : thinlto == "distributed" ? ThinLTOMode::Distributed
                                                : ThinLTOMode::None;
   options.NumWorkers = static_cast<unsigned>(numWorkers);
@@ -137,8 +134,8 @@ int main(int argc, char **argv) {
   options.ReportContext["input_type"] = options.ThinLTO == ThinLTOMode::Local ? "local_thinlto" : inputType;
   options.ReportContext["output_dir"] = outputDir;
 
-  auto loaded = options.ThinLTO == ThinLTOMode::Local ? loadLocalThinLTO(objBaseDir)
-                                                      : loadInput(inputType, input, objBaseDir);
+  auto loaded =
+      options.ThinLTO == ThinLTOMode::Local ? loadLocalThinLTO(objBaseDir) : loadInput(inputType, input, objBaseDir);
   if (!loaded) {
     log::error(llvm::toString(loaded.takeError()));
     return ExitJobFailed;
@@ -151,7 +148,8 @@ int main(int argc, char **argv) {
 
   const ExtractSummary &summary = result->Summary;
   if (summary.Interrupted) {
-    log::warning("interrupted after " + std::to_string(summary.Ok) + " modules; corpus_description.json was not "
+    log::warning("interrupted after " + std::to_string(summary.Ok) +
+                 " modules; corpus_description.json was not "
                  "written. Run the same command again with --resume to finish the rest.");
     return InterruptedExitCode;
   }

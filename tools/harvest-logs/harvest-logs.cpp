@@ -19,12 +19,11 @@ int main(int argc, char **argv) {
                "harvest-logs"};
   app.get_formatter()->column_width(36);
   HarvestOptions o;
-  std::string compiler = "auto", mode = "auto", policy = "default", shard = "0/1", verbosity = "INFO",
-              filter, problem = "inliner";
+  std::string compiler = "auto", mode = "auto", policy = "default", shard = "0/1", verbosity = "INFO", filter,
+              problem = "inliner";
   bool quiet = false, strict = false;
   int numWorkers = 0;
-  app.add_option("--corpus,--data_path", o.CorpusDir, "The corpus root (holding corpus_description.json).")
-      ->required();
+  app.add_option("--corpus,--data_path", o.CorpusDir, "The corpus root (holding corpus_description.json).")->required();
   app.add_option("--output_dir,--output-dir", o.OutputDir, "Where logs, journal and summary go. Created if missing.")
       ->required();
   app.add_option("--num_workers", numWorkers, "Modules compiled at once (default: one per hardware thread).")
@@ -96,7 +95,9 @@ int main(int argc, char **argv) {
   o.Decisions = *parseProblem(problem);
   if (compiler == "auto")
     compiler = isRegalloc(o.Decisions) ? "clang" : "opt";
-  o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang : compiler == "llc" ? CompilerKind::Llc : CompilerKind::Opt;
+  o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang
+                    : compiler == "llc" ? CompilerKind::Llc
+                                        : CompilerKind::Opt;
   if (isRegalloc(o.Decisions) && o.Compiler.Kind == CompilerKind::Opt)
     return usage("--compiler=opt runs no register allocator; use --compiler=clang or --compiler=llc for " + problem);
   if (o.Decisions == Problem::Inliner && o.Compiler.Kind == CompilerKind::Llc)
@@ -166,8 +167,8 @@ int main(int argc, char **argv) {
   std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
   log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok, " +
             std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
-            std::to_string(summary->Decisions) + " decisions this run (" + rate + "/s). Journal: " +
-            harvestJournalPath(o.OutputDir));
+            std::to_string(summary->Decisions) + " decisions this run (" + rate +
+            "/s). Journal: " + harvestJournalPath(o.OutputDir));
   if (summary->Interrupted) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;

@@ -24,12 +24,10 @@ int main(int argc, char **argv) {
   bool quiet = false, strict = false, resume = false, noVerify = false;
 
   app.add_option("--input_dir", inputDir, "The directory searched (recursively) for *.bc files.")->required();
-  app.add_option("--output_dir,--output-dir", outputDir, "The corpus root to write. Created if missing.")
-      ->required();
+  app.add_option("--output_dir,--output-dir", outputDir, "The corpus root to write. Created if missing.")->required();
   CLI::Option *defaultArgs =
-      app.add_option("--default_args",
-                     "The command line every module is compiled with, split on whitespace into "
-                     "global_command_override (e.g. \"-O2 -c\"). Default: empty, i.e. [].")
+      app.add_option("--default_args", "The command line every module is compiled with, split on whitespace into "
+                                       "global_command_override (e.g. \"-O2 -c\"). Default: empty, i.e. [].")
           ->expected(0, 1);
   app.add_option("--num_workers", numWorkers, "Parallel copies (default: one per hardware thread).")
       ->check(CLI::PositiveNumber);
@@ -43,7 +41,7 @@ int main(int argc, char **argv) {
                  "Seconds between progress reports on stderr; 0 turns them off.")
       ->capture_default_str();
   app.add_flag("--no_verify_bitcode", noVerify,
-                "Copy files that are not valid bitcode too (the reference's behaviour), listing them as warnings.");
+               "Copy files that are not valid bitcode too (the reference's behaviour), listing them as warnings.");
 
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
@@ -86,7 +84,8 @@ int main(int argc, char **argv) {
   }
   const ExtractSummary &summary = result->Summary;
   if (summary.Interrupted) {
-    log::warning("interrupted after " + std::to_string(summary.Ok) + " files; corpus_description.json was not "
+    log::warning("interrupted after " + std::to_string(summary.Ok) +
+                 " files; corpus_description.json was not "
                  "written. Run the same command again with --resume to finish the rest.");
     return InterruptedExitCode;
   }

@@ -30,7 +30,7 @@ llvm::Expected<std::vector<std::string>> expandInputs(const std::vector<std::str
             if (!entry.IsDirectory)
               files.push_back(joinPath(path, entry.Relative));
           }))
-        return std::move(e);
+        return e;
     } else {
       files.push_back(path);
     }
@@ -219,9 +219,9 @@ int stats(const std::vector<std::string> &files, bool json) {
   nlohmann::ordered_json perFeature = nlohmann::ordered_json::object();
   for (const std::string &name : order) {
     const FeatureStats &s = features[name];
-    perFeature[name] = s.Count ? nlohmann::ordered_json{{"min", s.Min}, {"max", s.Max}, {"mean", s.Sum / s.Count},
-                                                         {"values", s.Count}}
-                               : nlohmann::ordered_json{{"values", 0}};
+    perFeature[name] =
+        s.Count ? nlohmann::ordered_json{{"min", s.Min}, {"max", s.Max}, {"mean", s.Sum / s.Count}, {"values", s.Count}}
+                : nlohmann::ordered_json{{"values", 0}};
   }
   out["features"] = perFeature;
   nlohmann::ordered_json histogram = nlohmann::ordered_json::object();
@@ -234,8 +234,9 @@ int stats(const std::vector<std::string> &files, bool json) {
     return status;
   }
   std::string text = "files: " + std::to_string(files.size()) + ", streams: " + std::to_string(streams) +
-                     ", contexts: " + std::to_string(contextNames.size()) + ", observations: " +
-                     std::to_string(observations) + ", outcomes: " + std::to_string(outcomes) + "\n";
+                     ", contexts: " + std::to_string(contextNames.size()) +
+                     ", observations: " + std::to_string(observations) + ", outcomes: " + std::to_string(outcomes) +
+                     "\n";
   char line[256];
   std::snprintf(line, sizeof(line), "%-40s %14s %14s %14s\n", "feature", "min", "max", "mean");
   text += line;
@@ -387,8 +388,10 @@ int main(int argc, char **argv) {
   std::string dumpLog, format = "jsonl";
   CLI::App *dumpCmd = app.add_subcommand("dump", "Print every observation with named features and its outcome.");
   dumpCmd->add_option("LOG", dumpLog, "The log file ('-' for standard input).")->required();
-  dumpCmd->add_option("--format", format, "jsonl: one JSON object per observation; csv: a header row, then one "
-                                          "row per observation (multi-element tensors as name[i] columns).")
+  dumpCmd
+      ->add_option("--format", format,
+                   "jsonl: one JSON object per observation; csv: a header row, then one "
+                   "row per observation (multi-element tensors as name[i] columns).")
       ->check(CLI::IsMember({"jsonl", "csv"}))
       ->capture_default_str();
 
@@ -410,9 +413,10 @@ int main(int argc, char **argv) {
                      "trainers read: one record per log for the inliner, one per function for regalloc.");
   recordCmd->add_option("LOG", recordLogs, "Log files, or directories of *.log files.")->required();
   recordCmd->add_option("--output,--output_path", output, "The TFRecord file to write.")->required();
-  recordCmd->add_option("--reward", reward,
-                        "How each step's reward is filled: zero (0.0, as default traces are), score (the logged "
-                        "outcome of the step, 0.0 where none), or constant:X.")
+  recordCmd
+      ->add_option("--reward", reward,
+                   "How each step's reward is filled: zero (0.0, as default traces are), score (the logged "
+                   "outcome of the step, 0.0 where none), or constant:X.")
       ->capture_default_str();
   recordCmd->add_option("--keys_file", keysFile, "Also write each record's key, one per line.");
 
@@ -432,8 +436,10 @@ int main(int argc, char **argv) {
 
   if (*dumpCmd)
     return dump(dumpLog, format);
-  std::vector<std::string> *inputs = *statsCmd ? &statLogs : *validateCmd ? &validateLogs
-                                   : *recordCmd ? &recordLogs : &vocabLogs;
+  std::vector<std::string> *inputs = *statsCmd      ? &statLogs
+                                     : *validateCmd ? &validateLogs
+                                     : *recordCmd   ? &recordLogs
+                                                    : &vocabLogs;
   auto files = expandInputs(*inputs);
   if (!files) {
     fail(llvm::toString(files.takeError()));

@@ -17,8 +17,7 @@ int main(int argc, char **argv) {
   std::string corpus;
   bool json = false, summaryOnly = false;
   int numWorkers = 0;
-  app.add_option("CORPUS_DIR", corpus, "The corpus root (the directory holding corpus_description.json).")
-      ->required();
+  app.add_option("CORPUS_DIR", corpus, "The corpus root (the directory holding corpus_description.json).")->required();
   app.add_flag("--json", json, "Print the result as JSON (corpus_formats/validate_corpus.schema.json).");
   app.add_flag("--summary_only", summaryOnly, "Text output: leave out the per-module lines.");
   app.add_option("--num_workers", numWorkers, "Parallel checks (default: one per hardware thread).")

@@ -40,7 +40,7 @@ struct AdvisorSetup {
 };
 
 struct ModuleCommands {
-  std::vector<std::string> Compile;               // opt (to Optimized), clang or llc (to Native)
+  std::vector<std::string> Compile;                // opt (to Optimized), clang or llc (to Native)
   std::optional<std::vector<std::string>> Codegen; // llc, after opt
   std::string Optimized, Native;
   std::string Remarks; // regalloc: the allocator's optimization remarks (YAML)

@@ -24,8 +24,8 @@ struct HarvestOptions {
   ModuleSelection Selection;
   unsigned NumWorkers = 0; // 0: one per hardware thread
   double TimeoutSeconds = 60;
-  bool Force = false;          // redo modules the journal says are done
-  std::string TFRecordPath;    // also write the dataset
+  bool Force = false;           // redo modules the journal says are done
+  std::string TFRecordPath;     // also write the dataset
   std::string ExplicitTempsDir; // keep each module's work directory there
   double ProgressInterval = 5;
 };

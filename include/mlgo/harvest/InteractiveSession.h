@@ -40,8 +40,8 @@ struct CompileJob {
 /// (inlining_decision, index_to_evict or priority); context lines as the
 /// compiler sends them; numbering continued across streams. Eviction
 /// replies are checked against the mask before they are sent.
-CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem,
-                              Policy &policy, llvm::raw_ostream &log);
+CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem, Policy &policy,
+                              llvm::raw_ostream &log);
 
 /// Runs a plain compile (no channel) under the same timeout rules.
 CompileOutcome runCompile(const CompileJob &job);

@@ -29,7 +29,7 @@ struct RewardPolicy {
 };
 
 struct DatasetRecord {
-  std::string Key; // "default" for the inliner, the function name for regalloc
+  std::string Key;     // "default" for the inliner, the function name for regalloc
   std::string Payload; // a serialized SequenceExample
   size_t Steps = 0;
 };
@@ -38,7 +38,6 @@ struct DatasetRecord {
 /// order of first appearance) and returns one record per context with at
 /// least one observation. Lists are written in header order, then the score
 /// (unless it is called "reward"), then "reward".
-llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogReader &reader,
-                                                                 const RewardPolicy &reward);
+llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogReader &reader, const RewardPolicy &reward);
 
 } // namespace mlgo

@@ -89,7 +89,7 @@ private:
   size_t Streams = 0;
   std::string Context;
   std::map<std::string, int64_t> NextIndex; // per context name
-  int64_t *ContextCounter = nullptr;         // NextIndex[Context]
+  int64_t *ContextCounter = nullptr;        // NextIndex[Context]
   int64_t Index = -1;
   bool OutcomeAllowed = false;
   std::vector<size_t> Offsets;
