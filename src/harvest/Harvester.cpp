@@ -425,7 +425,7 @@ std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outp
 nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   nlohmann::ordered_json j;
   j["corpus"] = o.CorpusDir;
-  j["problem"] = problemFlagName(o.Decisions);
+  j["problem"] = problemName(o.Decisions);
   j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : o.Compiler.Kind == CompilerKind::Llc ? "llc" : "clang";
   j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
   j["policy"] = o.Policy.describe();

@@ -167,20 +167,6 @@ CompileOutcome runCompile(const CompileJob &job) {
   return finish(*child, watchdog, CompileOutcome{}, job);
 }
 
-namespace {
-const char *adviceName(Problem problem) {
-  switch (problem) {
-  case Problem::Inliner:
-    return "inlining_decision";
-  case Problem::RegallocEvict:
-    return "index_to_evict";
-  case Problem::RegallocPriority:
-    return "priority";
-  }
-  return "";
-}
-} // namespace
-
 CompileOutcome runInteractive(const CompileJob &job, const std::string &channelBase, Problem problem, Policy &policy,
                               llvm::raw_ostream &log) {
   CompileOutcome outcome;
@@ -237,8 +223,8 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
       const LogHeader &header = reader.header();
       if (*event == TrainingLogReader::Event::Header) {
         sawHeader = true;
-        if (!header.Advice || header.Advice->Name != adviceName(problem)) {
-          fail("protocol_error", std::string("the channel's header does not ask for ") + adviceName(problem) +
+        if (!header.Advice || header.Advice->Name != decisionName(problem)) {
+          fail("protocol_error", std::string("the channel's header does not ask for ") + decisionName(problem) +
                                      " decisions (advice: " + (header.Advice ? header.Advice->Name : "none") + ")");
           break;
         }

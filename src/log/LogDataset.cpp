@@ -36,38 +36,6 @@ struct ContextRecord {
 
 } // namespace
 
-LogProblem detectProblem(const LogHeader &header) {
-  if (header.find("inlining_decision"))
-    return LogProblem::Inliner;
-  if (header.find("index_to_evict"))
-    return LogProblem::RegallocEvict;
-  if (header.find("priority"))
-    return LogProblem::RegallocPriority;
-  if (header.Advice) {
-    if (header.Advice->Name == "inlining_decision")
-      return LogProblem::Inliner;
-    if (header.Advice->Name == "index_to_evict")
-      return LogProblem::RegallocEvict;
-    if (header.Advice->Name == "priority")
-      return LogProblem::RegallocPriority;
-  }
-  return LogProblem::Unknown;
-}
-
-const char *problemName(LogProblem problem) {
-  switch (problem) {
-  case LogProblem::Inliner:
-    return "inliner";
-  case LogProblem::RegallocEvict:
-    return "regalloc-evict";
-  case LogProblem::RegallocPriority:
-    return "regalloc-priority";
-  case LogProblem::Unknown:
-    break;
-  }
-  return "unknown";
-}
-
 llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogReader &reader,
                                                                  const RewardPolicy &reward) {
   std::vector<std::string> order;
@@ -141,7 +109,7 @@ llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogRead
   }
 
   std::vector<DatasetRecord> records;
-  bool inliner = first && detectProblem(*first) == LogProblem::Inliner;
+  bool inliner = first && detectProblem(*first) == Problem::Inliner;
   for (const std::string &name : order) {
     ContextRecord &record = contexts[name];
     size_t steps = record.Builder.steps(record.RewardList);

@@ -75,20 +75,13 @@ std::vector<double> histogramQuantiles(const std::map<double, uint64_t> &histogr
   return edges;
 }
 
-bool excludedFromVocab(LogProblem problem, llvm::StringRef feature) {
-  if (feature == "reward")
-    return true;
-  switch (problem) {
-  case LogProblem::Inliner:
+bool excludedFromVocab(std::optional<Problem> problem, llvm::StringRef feature) {
+  if (feature == "reward" || !problem)
+    return feature == "reward";
+  if (*problem == Problem::Inliner)
     return feature == "inlining_decision" || feature == "callee_embedding" || feature == "caller_embedding";
-  case LogProblem::RegallocEvict:
-  case LogProblem::RegallocPriority:
-    return feature == "mask" || feature == "nr_urgent" || feature == "is_hint" || feature == "is_local" ||
-           feature == "is_free" || feature == "max_stage" || feature == "min_stage";
-  case LogProblem::Unknown:
-    break;
-  }
-  return false;
+  return feature == "mask" || feature == "nr_urgent" || feature == "is_hint" || feature == "is_local" ||
+         feature == "is_free" || feature == "max_stage" || feature == "min_stage";
 }
 
 void VocabBuilder::insert(std::map<double, uint64_t> &histogram, double value) {
@@ -117,7 +110,7 @@ llvm::Error VocabBuilder::add(TrainingLogReader &reader) {
       return llvm::Error::success();
     const LogHeader &header = reader.header();
     if (*event == TrainingLogReader::Event::Header) {
-      LogProblem problem = detectProblem(header);
+      std::optional<Problem> problem = detectProblem(header);
       targets.clear();
       for (const TensorSpec &spec : header.Features)
         targets.push_back(excludedFromVocab(problem, spec.Name) ? nullptr : &Histograms[spec.Name]);

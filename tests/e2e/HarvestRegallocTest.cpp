@@ -2,6 +2,7 @@
 // with enough register pressure for thousands of eviction decisions.
 #include "mlgo/log/TrainingLog.h"
 
+#include "support/LogReading.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -36,41 +37,6 @@ std::string pressureSource(int module) {
     s += ";\n}\n";
   }
   return s;
-}
-
-struct Observation {
-  std::string Context;
-  int64_t Index;
-  std::vector<int64_t> Mask;
-  double Decision;
-  std::optional<double> Outcome;
-};
-
-std::vector<Observation> readLog(const std::string &path) {
-  std::vector<Observation> out;
-  auto reader = TrainingLogReader::open(path);
-  EXPECT_TRUE(static_cast<bool>(reader));
-  if (!reader)
-    return out;
-  while (true) {
-    auto event = (*reader)->next();
-    EXPECT_TRUE(static_cast<bool>(event)) << (event ? "" : llvm::toString(event.takeError()));
-    if (!event || *event == TrainingLogReader::Event::End)
-      break;
-    const LogHeader &h = (*reader)->header();
-    if (*event == TrainingLogReader::Event::Observation) {
-      Observation o{(*reader)->context(), (*reader)->observationIndex(), {}, 0, std::nullopt};
-      if (auto mask = h.find("mask"))
-        for (size_t i = 0; i < 33; ++i)
-          o.Mask.push_back(h.Features[*mask].elementAsInt((*reader)->feature(*mask), i));
-      size_t d = h.Features.size() - 1;
-      o.Decision = h.Features[d].elementAsDouble((*reader)->feature(d), 0);
-      out.push_back(std::move(o));
-    } else if (*event == TrainingLogReader::Event::Outcome) {
-      out.back().Outcome = h.Score->elementAsDouble((*reader)->outcome(), 0);
-    }
-  }
-  return out;
 }
 
 std::map<std::string, nlohmann::json> journal(const std::string &out) {
@@ -124,15 +90,16 @@ TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
   for (int m = 0; m < 3; ++m) {
     std::string name = "r" + std::to_string(m) + ".o";
     EXPECT_EQ(j[name]["status"], "ok") << j[name].dump();
-    auto log = readLog(out + "/logs/" + name + ".log");
+    auto log = readObservations(out + "/logs/" + name + ".log");
     total += log.size();
     EXPECT_EQ(j[name]["decisions"], log.size());
     std::map<std::string, double> lastOutcome;
     double sum = 0;
     std::set<std::string> functions;
-    for (const Observation &o : log) {
-      ASSERT_EQ(o.Mask.size(), 33u);
-      ASSERT_EQ(o.Mask[static_cast<size_t>(o.Decision)], 1) << name << " " << o.Context << " " << o.Index;
+    for (const LoggedObservation &o : log) {
+      const std::vector<double> &mask = o.Features.at("mask");
+      ASSERT_EQ(mask.size(), 33u);
+      ASSERT_EQ(mask[static_cast<size_t>(o["index_to_evict"])], 1) << name << " " << o.Context << " " << o.Index;
       ASSERT_TRUE(o.Outcome.has_value()); // every observation has an outcome
       sum += *o.Outcome;
       functions.insert(o.Context);
@@ -173,12 +140,12 @@ TEST_F(HarvestRegalloc, PriorityRepliesAreFloats) {
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--problem=regalloc-priority --policy=random:1:3 --modules_filter=r0"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  auto log = readLog(out + "/logs/r0.o.log");
+  auto log = readObservations(out + "/logs/r0.o.log");
   ASSERT_GT(log.size(), 100u);
-  for (const Observation &o : log) {
-    EXPECT_EQ(o.Decision, std::floor(o.Decision));
-    EXPECT_GE(o.Decision, 0);
-    EXPECT_LT(o.Decision, 1 << 20);
+  for (const LoggedObservation &o : log) {
+    EXPECT_EQ(o["priority"], std::floor(o["priority"]));
+    EXPECT_GE(o["priority"], 0);
+    EXPECT_LT(o["priority"], 1 << 20);
   }
   auto reader = TrainingLogReader::open(out + "/logs/r0.o.log");
   ASSERT_TRUE(static_cast<bool>((*reader)->next()));
@@ -219,7 +186,7 @@ while True:
       run(harvest(Work / "first", "--problem=regalloc-evict --modules_filter=r0 --policy=exec:" + quote(first)));
   ASSERT_EQ(ok.ExitCode, 0) << ok.Err;
   EXPECT_EQ(journal(Work / "first")["r0.o"]["status"], "ok") << journal(Work / "first")["r0.o"].dump();
-  EXPECT_GT(readLog(Work / "first/logs/r0.o.log").size(), 50u);
+  EXPECT_GT(readObservations(Work / "first/logs/r0.o.log").size(), 50u);
 
   // Out-of-range and masked-out replies are never sent: the module fails cleanly.
   for (const char *choice : {"(lambda m: 33)", "(lambda m: -1)", "(lambda m: m.index(0))"}) {

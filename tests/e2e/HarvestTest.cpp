@@ -4,6 +4,7 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/log/TrainingLog.h"
 
+#include "support/LogReading.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -75,22 +76,8 @@ std::map<std::string, nlohmann::json> byModule(const std::string &out) {
 // Every observation of a log: (inlining_default, inlining_decision).
 std::vector<std::pair<int64_t, int64_t>> decisions(const std::string &log) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  auto reader = TrainingLogReader::open(log);
-  EXPECT_TRUE(static_cast<bool>(reader));
-  if (!reader)
-    return out;
-  while (true) {
-    auto event = (*reader)->next();
-    EXPECT_TRUE(static_cast<bool>(event)) << (event ? "" : llvm::toString(event.takeError()));
-    if (!event || *event == TrainingLogReader::Event::End)
-      break;
-    if (*event != TrainingLogReader::Event::Observation)
-      continue;
-    const LogHeader &h = (*reader)->header();
-    size_t d = *h.find("inlining_default"), c = *h.find("inlining_decision");
-    out.push_back(
-        {h.Features[d].elementAsInt((*reader)->feature(d), 0), h.Features[c].elementAsInt((*reader)->feature(c), 0)});
-  }
+  for (const LoggedObservation &o : readObservations(log))
+    out.push_back({static_cast<int64_t>(o["inlining_default"]), static_cast<int64_t>(o["inlining_decision"])});
   return out;
 }
 

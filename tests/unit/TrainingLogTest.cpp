@@ -383,7 +383,7 @@ TEST(LogDataset, InlinerLogBecomesOneRecord) {
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ((*records)[0].Key, "default");
   EXPECT_EQ((*records)[0].Steps, 3u);
-  EXPECT_EQ(detectProblem(header), LogProblem::Inliner);
+  EXPECT_EQ(detectProblem(header), Problem::Inliner);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // The command lines a harvest runs for one module, per compiler and mode.
 #pragma once
 
-#include "mlgo/harvest/Problem.h"
+#include "mlgo/log/Problem.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

@@ -6,7 +6,7 @@
 #include "mlgo/harvest/CompilerDriver.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/harvest/Policy.h"
-#include "mlgo/harvest/Problem.h"
+#include "mlgo/log/Problem.h"
 
 #include "llvm/Support/Error.h"
 

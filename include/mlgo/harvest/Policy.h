@@ -1,7 +1,7 @@
 // Who decides each inlining query of an interactive compile.
 #pragma once
 
-#include "mlgo/harvest/Problem.h"
+#include "mlgo/log/Problem.h"
 #include "mlgo/log/TrainingLog.h"
 
 #include "llvm/ADT/StringRef.h"

@@ -2,6 +2,7 @@
 // trainers read: one tf.train.SequenceExample per context.
 #pragma once
 
+#include "mlgo/log/Problem.h"
 #include "mlgo/log/TrainingLog.h"
 
 #include "llvm/Support/Error.h"
@@ -10,13 +11,6 @@
 #include <vector>
 
 namespace mlgo {
-
-enum class LogProblem { Inliner, RegallocEvict, RegallocPriority, Unknown };
-
-/// Recognises the problem by its decision feature (inlining_decision,
-/// index_to_evict, priority).
-LogProblem detectProblem(const LogHeader &header);
-const char *problemName(LogProblem problem);
 
 struct RewardPolicy {
   enum class Mode {

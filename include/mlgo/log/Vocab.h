@@ -46,6 +46,6 @@ private:
 };
 
 /// The features generate_vocab leaves out for a problem.
-bool excludedFromVocab(LogProblem problem, llvm::StringRef feature);
+bool excludedFromVocab(std::optional<Problem> problem, llvm::StringRef feature);
 
 } // namespace mlgo
