@@ -504,6 +504,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           std::lock_guard<std::mutex> lock(resultsMutex);
           summary.Decisions += record.Decisions;
         }
+        progress.count(record.Decisions, "decisions");
         progress.advance(record.Status == "ok");
       }
     });

@@ -59,7 +59,13 @@ std::string Progress::line() const {
   }
   std::snprintf(buf, sizeof(buf), "%zu/%zu (%d%%), %zu failed, %.1f %s/s, ETA %s", done, Total, pct, failed, rate,
                 Unit.c_str(), eta.c_str());
-  return buf;
+  std::string text = buf;
+  if (const char *what = CountedWhat.load()) {
+    size_t counted = Counted;
+    std::snprintf(buf, sizeof(buf), ", %zu %s (%.1f/s)", counted, what, seconds > 0 ? counted / seconds : 0.0);
+    text += buf;
+  }
+  return text;
 }
 
 void Progress::run() {

@@ -120,3 +120,20 @@ TEST(CommandLine, BareOptionalValueMeansNone) {
 }
 
 } // namespace
+
+#include "mlgo/support/Progress.h"
+
+namespace {
+
+TEST(Progress, LineShowsDoneFailedRateAndCounts) {
+  mlgo::Progress progress("modules", 4, /*intervalSeconds=*/0);
+  progress.advance(true);
+  progress.advance(false);
+  EXPECT_NE(progress.line().find("2/4 (50%), 1 failed"), std::string::npos) << progress.line();
+  EXPECT_EQ(progress.line().find("decisions"), std::string::npos);
+  progress.count(120, "decisions");
+  EXPECT_NE(progress.line().find(", 120 decisions ("), std::string::npos) << progress.line();
+  EXPECT_NE(progress.line().find("ETA "), std::string::npos);
+}
+
+} // namespace
