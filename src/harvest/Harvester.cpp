@@ -314,20 +314,11 @@ private:
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
-    auto reader = TrainingLogReader::open(path);
-    llvm::Error error = reader ? llvm::Error::success() : reader.takeError();
     size_t observations = 0;
-    while (!error) {
-      auto event = (*reader)->next();
-      if (!event) {
-        error = event.takeError();
-        break;
-      }
-      if (*event == TrainingLogReader::Event::End)
-        break;
-      observations += *event == TrainingLogReader::Event::Observation;
-    }
-    if (error) {
+    if (llvm::Error error = visitLog(path, [&](TrainingLogReader &, TrainingLogReader::Event event) {
+          observations += event == TrainingLogReader::Event::Observation;
+          return llvm::Error::success();
+        })) {
       record.Status = "failed";
       record.Reason = "bad_training_log";
       record.Detail = "the compiler's -training-log is not a valid log: " + llvm::toString(std::move(error));

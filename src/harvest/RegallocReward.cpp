@@ -82,57 +82,42 @@ llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRe
                                           const std::map<std::string, double> &scores) {
   // Pass 1: each function's observation count, to find its last one.
   std::map<std::string, int64_t> counts;
-  {
-    auto reader = TrainingLogReader::open(rawLog);
-    if (!reader)
-      return reader.takeError();
-    while (true) {
-      auto event = (*reader)->next();
-      if (!event)
-        return event.takeError();
-      if (*event == TrainingLogReader::Event::End)
-        break;
-      if (*event == TrainingLogReader::Event::Observation)
-        ++counts[(*reader)->context()];
-    }
-  }
+  if (llvm::Error e = visitLog(rawLog, [&](TrainingLogReader &reader, TrainingLogReader::Event event) {
+        if (event == TrainingLogReader::Event::Observation)
+          ++counts[reader.context()];
+        return llvm::Error::success();
+      }))
+    return e;
   std::error_code ec;
   llvm::raw_fd_ostream out(finalLog, ec);
   if (ec)
     return llvm::createStringError(ec, "%s: %s", finalLog.str().c_str(), ec.message().c_str());
-  auto reader = TrainingLogReader::open(rawLog);
-  if (!reader)
-    return reader.takeError();
   std::unique_ptr<TrainingLogWriter> writer;
   double total = 0;
   for (const auto &[function, score] : scores)
     total += score;
-  while (true) {
-    auto event = (*reader)->next();
-    if (!event)
-      return event.takeError();
-    if (*event == TrainingLogReader::Event::End)
-      break;
-    if (*event == TrainingLogReader::Event::Header) {
-      if (!writer) {
-        LogHeader header = (*reader)->header();
-        header.Score = TensorSpec{"reward", ElementType::Float, {1}, 0};
-        writer = std::make_unique<TrainingLogWriter>(out, std::move(header));
-      }
-    } else if (*event == TrainingLogReader::Event::Context) {
-      writer->switchContext((*reader)->context());
-    } else if (*event == TrainingLogReader::Event::Observation) {
-      const std::string &function = (*reader)->context();
-      if (llvm::Error e = writer->observationRaw({(*reader)->observation()}))
+  // Pass 2: the same records, each observation followed by its outcome.
+  llvm::Error copied = visitLog(rawLog, [&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+    if (event == TrainingLogReader::Event::Header && !writer) {
+      LogHeader header = reader.header();
+      header.Score = TensorSpec{"reward", ElementType::Float, {1}, 0};
+      writer = std::make_unique<TrainingLogWriter>(out, std::move(header));
+    } else if (event == TrainingLogReader::Event::Context) {
+      writer->switchContext(reader.context());
+    } else if (event == TrainingLogReader::Event::Observation) {
+      const std::string &function = reader.context();
+      if (llvm::Error e = writer->observationRaw({reader.observation()}))
         return e;
       float reward = 0;
-      if ((*reader)->observationIndex() + 1 == counts[function])
+      if (reader.observationIndex() + 1 == counts[function])
         if (auto it = scores.find(function); it != scores.end())
           reward = static_cast<float>(it->second);
-      if (llvm::Error e = writer->outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), sizeof(reward))))
-        return e;
+      return writer->outcome(llvm::StringRef(reinterpret_cast<const char *>(&reward), sizeof(reward)));
     }
-  }
+    return llvm::Error::success();
+  });
+  if (copied)
+    return copied;
   out.close();
   if (out.has_error())
     return llvm::createStringError(out.error(), "%s: %s", finalLog.str().c_str(), out.error().message().c_str());

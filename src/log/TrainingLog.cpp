@@ -300,6 +300,22 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
   return fail(at, "unexpected JSON line '" + text.take_front(80) + "': expected a context, observation or outcome");
 }
 
+llvm::Error visitLog(llvm::StringRef path,
+                     const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit) {
+  auto reader = TrainingLogReader::open(path);
+  if (!reader)
+    return reader.takeError();
+  while (true) {
+    auto event = (*reader)->next();
+    if (!event)
+      return event.takeError();
+    if (*event == TrainingLogReader::Event::End)
+      return llvm::Error::success();
+    if (llvm::Error e = visit(**reader, *event))
+      return e;
+  }
+}
+
 TrainingLogWriter::TrainingLogWriter(llvm::raw_ostream &os, LogHeader header)
     : OS(os), Header(std::move(header)), ObservationBytes(Header.observationBytes()) {
   OS << Header.toLine();

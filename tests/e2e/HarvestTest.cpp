@@ -399,6 +399,13 @@ TEST_F(HarvestLogs, RefusesWhatCannotWork) {
   EXPECT_EQ(run(harvest(Work / "o", "--shard=3/2")).ExitCode, 2);
   EXPECT_EQ(run(harvest(Work / "o", "--opt_path=/nonexistent/opt")).ExitCode, 1);
   EXPECT_EQ(run(Harvest + " --corpus=" + quote(Work / "nowhere") + " --output_dir=" + quote(Work / "o")).ExitCode, 1);
+  // A module name that climbs out of the corpus would write outside --output_dir.
+  writeFile(Work / "evil/corpus_description.json", R"({"has_thinlto": false, "modules": ["../escape"]})");
+  writeFile(Work / "escape.bc", readFile(corpus() + "/m1.o.bc"));
+  r = run(Harvest + " --corpus=" + quote(Work / "evil") + " --output_dir=" + quote(Work / "evil-out"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("module name '../escape' leaves the corpus"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(Work / "escape.log"));
 }
 
 TEST_F(HarvestLogs, SelectionShardsAndDataset) {

@@ -99,6 +99,12 @@ private:
   const char *OutcomeData = nullptr;
 };
 
+/// Reads the log at `path` to its end, calling `visit` after every record
+/// (Header, Context, Observation, Outcome) with the reader positioned on it.
+/// The first error, from the file or from `visit`, stops the walk.
+llvm::Error visitLog(llvm::StringRef path,
+                     const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit);
+
 /// Writes a training log byte for byte as LLVM's Logger does.
 class TrainingLogWriter {
 public:
