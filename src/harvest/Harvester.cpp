@@ -8,6 +8,8 @@
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
+#include "mlgo/support/MoveFile.h"
+#include "mlgo/support/OutputFile.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
 
@@ -19,6 +21,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
 #include <csignal>
 #include <fcntl.h>
 #include <map>
@@ -156,7 +159,32 @@ public:
 
   LineAppender Journal;
 
+  /// Set once a write failed because the output file system is unusable
+  /// (full, read-only, failing): the remaining modules would all fail.
+  std::optional<std::string> stopReason() const {
+    std::lock_guard<std::mutex> lock(StopMutex);
+    return StopReason;
+  }
+  bool stopped() const { return Stopped.load(std::memory_order_relaxed); }
+
 private:
+  void writeFailed(ModuleRecord &record, llvm::Error error) {
+    record.Status = "failed";
+    record.Reason = "write_failed";
+    llvm::handleAllErrors(
+        std::move(error),
+        [&](const WriteError &failure) {
+          record.Detail = failure.message();
+          if (failure.fileSystemUnusable()) {
+            std::lock_guard<std::mutex> lock(StopMutex);
+            if (!StopReason)
+              StopReason = "the output file system is unusable (" + failure.message() + ")";
+            Stopped = true;
+          }
+        },
+        [&](const llvm::ErrorInfoBase &other) { record.Detail = other.message(); });
+  }
+
   std::string defaultSizesPath() const { return joinPath(Options.OutputDir, "default_sizes.jsonl"); }
 
   // Inliner policies other than the default are rewarded against the
@@ -247,14 +275,19 @@ private:
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
     {
-      std::error_code ec;
-      llvm::raw_fd_ostream log(interactiveLog, ec);
-      if (ec) {
-        record.Reason = "write_failed";
-        record.Detail = interactiveLog + ": " + ec.message();
+      OutputFile log(interactiveLog);
+      if (llvm::Error e = log.openError()) {
+        writeFailed(record, std::move(e));
         return;
       }
       compile(*in, advisor, work, &policy, &log, record, commands);
+      // A full disk or a file size limit costs this module, not the run.
+      if (llvm::Error e = log.finish()) {
+        if (record.Status == "interrupted")
+          llvm::consumeError(std::move(e));
+        else
+          writeFailed(record, std::move(e));
+      }
     }
     if (record.Status != "ok") {
       policy.abandonModule();
@@ -272,9 +305,14 @@ private:
       auto total =
           scores ? addRegallocRewards(produced, rewarded, *scores) : llvm::Expected<double>(scores.takeError());
       if (!total) {
+        llvm::Error error = total.takeError();
+        if (error.isA<WriteError>()) {
+          writeFailed(record, std::move(error));
+          return;
+        }
         record.Status = "failed";
         record.Reason = "bad_training_log";
-        record.Detail = "cannot add regalloc rewards: " + llvm::toString(total.takeError());
+        record.Detail = "cannot add regalloc rewards: " + llvm::toString(std::move(error));
         return;
       }
       record.RegallocScore = *total;
@@ -306,11 +344,9 @@ private:
       record.Detail = llvm::toString(std::move(e));
       return;
     }
-    if (std::error_code ec = llvm::sys::fs::rename(produced, destination)) {
-      record.Status = "failed";
-      record.Reason = "write_failed";
-      record.Detail = "cannot move the log to " + destination + ": " + ec.message();
-    }
+    // A copy when the work directory is on another file system (--explicit_temps_dir).
+    if (llvm::Error e = moveFile(produced, destination))
+      writeFailed(record, std::move(e));
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -343,6 +379,10 @@ private:
     ModuleRecord baseline;
     ModuleCommands commands;
     compile(in, none, baselineWork, nullptr, nullptr, baseline, commands);
+    if (baseline.Status == "interrupted") {
+      record.Status = "interrupted"; // not the module's failure: redone on resume
+      return std::nullopt;
+    }
     auto size = baseline.Status == "ok" ? berkeleyTextSize(commands.Native)
                                         : llvm::Expected<uint64_t>(llvm::createStringError(baseline.Detail));
     if (!size) {
@@ -363,6 +403,9 @@ private:
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   LineAppender DefaultSizeCache;
+  mutable std::mutex StopMutex;
+  std::optional<std::string> StopReason;
+  std::atomic<bool> Stopped{false};
 };
 
 std::unique_ptr<Policy> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
@@ -422,6 +465,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["policy"] = o.Policy.describe();
   j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
   j["interrupted"] = Interrupted;
+  if (Stopped)
+    j["stopped"] = *Stopped;
   j["modules"] = {
       {"planned", Planned}, {"ok", Ok}, {"failed", Failed}, {"timeout", TimedOut}, {"skipped_done", Skipped}};
   j["decisions"] = Decisions;
@@ -443,7 +488,10 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   if (!plan)
     return plan.takeError();
 
-  ::signal(SIGPIPE, SIG_IGN); // a dying compiler or policy must not kill us; children get it back
+  // A dying compiler or policy must not kill us, nor a file size limit
+  // (writes fail with EFBIG instead: write_failed); children get both back.
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
   Harvest harvest(options, *corpus);
   if (llvm::Error e = harvest.prepare())
     return e;
@@ -480,7 +528,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, todo.size(), 1), [&](const tbb::blocked_range<size_t> &range) {
       for (size_t k = range.begin(); k != range.end(); ++k) {
-        if (interruptRequested())
+        if (interruptRequested() || harvest.stopped())
           return;
         int slot = tbb::this_task_arena::current_thread_index();
         Policy &policy = *policies[slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers];
@@ -504,6 +552,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   policies.clear();
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.Interrupted = interruptRequested();
+  summary.Stopped = harvest.stopReason();
 
   // The journal, compacted to one line per planned module in plan order.
   done = readLatest(journalPath, "module");
@@ -518,13 +567,22 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.TimedOut += status == "timeout";
     compacted += it->second.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
+  // A run that stopped on an unusable file system still says what it did:
+  // the appended journal lines stay as they are if compaction fails, and
+  // the summary goes to the log if it cannot be written.
   if (!summary.Interrupted)
-    if (llvm::Error e = writeFileAtomically(journalPath, compacted))
+    if (llvm::Error e = writeFileAtomically(journalPath, compacted)) {
+      if (!summary.Stopped)
+        return e;
+      log::warning("cannot compact the journal (it keeps its appended lines): " + llvm::toString(std::move(e)));
+    }
+  std::string summaryText = summary.toJson(options).dump(2) + "\n";
+  if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "summary.json"), summaryText)) {
+    if (!summary.Stopped)
       return e;
-  if (llvm::Error e =
-          writeFileAtomically(joinPath(options.OutputDir, "summary.json"), summary.toJson(options).dump(2) + "\n"))
-    return e;
-  if (!summary.Interrupted && !options.TFRecordPath.empty())
+    log::error(llvm::toString(std::move(e)) + "; the summary:\n" + summaryText);
+  }
+  if (!summary.Interrupted && !summary.Stopped && !options.TFRecordPath.empty())
     if (llvm::Error e = writeDataset(options, *plan, done))
       return e;
   return summary;

@@ -2,14 +2,12 @@
 
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/Interrupt.h"
+#include "mlgo/support/Watchdog.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <fcntl.h>
-#include <mutex>
 #include <poll.h>
 #include <sys/stat.h>
 #include <thread>
@@ -18,60 +16,16 @@
 namespace mlgo {
 namespace {
 
-// Kills the child's process group at the deadline, or at once on an
-// interrupt; a spinning or blocked compiler never holds a worker forever.
-class Watchdog {
-public:
-  Watchdog(ChildProcess &child, Deadline until) : Child(child), Until(until), Thread([this] { run(); }) {}
-  ~Watchdog() { disarm(); }
-  void disarm() {
-    {
-      std::lock_guard<std::mutex> lock(Mutex);
-      Stop = true;
-    }
-    Wake.notify_all();
-    if (Thread.joinable())
-      Thread.join();
-  }
-  bool timedOut() const { return TimedOut; }
-  bool interrupted() const { return Interrupted; }
-  bool fired() const { return TimedOut || Interrupted; }
-
-private:
-  void run() {
-    std::unique_lock<std::mutex> lock(Mutex);
-    while (!Stop) {
-      auto now = std::chrono::steady_clock::now();
-      if (now >= Until || interruptRequested()) {
-        (now >= Until ? TimedOut : Interrupted) = true;
-        Child.killGroup(); // the child is not reaped before disarm(), so its pgid is still its own
-        return;
-      }
-      Wake.wait_until(lock, std::min(Until, now + std::chrono::milliseconds(100)));
-    }
-  }
-
-  ChildProcess &Child;
-  Deadline Until;
-  std::mutex Mutex;
-  std::condition_variable Wake;
-  bool Stop = false;
-  std::atomic<bool> TimedOut{false}, Interrupted{false};
-  std::thread Thread;
-};
-
 void setBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
 
 // Opens the write end of `.in` once the compiler opened its read end;
 // -1 if the compiler exits (or is killed) first.
-int openInbound(const std::string &path, ChildProcess &child, const Watchdog &watchdog) {
+int openInbound(const std::string &path, ChildProcess &child, const Watch &watchdog) {
   auto pause = std::chrono::microseconds(50);
   while (true) {
     int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-      setBlocking(fd);
-      return fd;
-    }
+    if (fd >= 0)
+      return fd; // left non-blocking: writeAll waits with a deadline
     if (errno != ENXIO && errno != EINTR)
       return -1;
     if (watchdog.fired() || child.exitedNoReap(false))
@@ -83,7 +37,7 @@ int openInbound(const std::string &path, ChildProcess &child, const Watchdog &wa
 
 // Opens `.out` and waits until the compiler has connected and written (or
 // hung up); -1 if it exits or is killed first.
-int openOutbound(const std::string &path, ChildProcess &child, const Watchdog &watchdog) {
+int openOutbound(const std::string &path, ChildProcess &child, const Watch &watchdog) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -101,11 +55,22 @@ int openOutbound(const std::string &path, ChildProcess &child, const Watchdog &w
   }
 }
 
-bool writeAll(int fd, const char *data, size_t size) {
+// Writes to the non-blocking `fd` until done, the deadline, an interrupt,
+// or the reader going away (false). Blocked writes are what a compiler that
+// stops reading would otherwise turn into a hang.
+bool writeAll(int fd, const char *data, size_t size, Deadline until) {
   while (size > 0) {
     ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR)
       continue;
+    if (n < 0 && errno == EAGAIN) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || interruptRequested())
+        return false;
+      struct pollfd p = {fd, POLLOUT, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
+      continue;
+    }
     if (n <= 0)
       return false;
     data += n;
@@ -114,7 +79,7 @@ bool writeAll(int fd, const char *data, size_t size) {
   return true;
 }
 
-CompileOutcome finish(ChildProcess &child, Watchdog &watchdog, CompileOutcome outcome, const CompileJob &job) {
+CompileOutcome finish(ChildProcess &child, Watch &watchdog, CompileOutcome outcome, const CompileJob &job) {
   if (outcome.Result != CompileOutcome::Status::Ok && !watchdog.fired())
     child.killGroup(); // a protocol or policy failure: do not let it spin
   child.exitedNoReap(true);
@@ -134,6 +99,13 @@ CompileOutcome finish(ChildProcess &child, Watchdog &watchdog, CompileOutcome ou
     outcome.Result = CompileOutcome::Status::Failed;
     outcome.Reason = "compiler_failed";
     outcome.Detail = job.Argv[0] + " failed: " + outcome.Exit->describe();
+  }
+  // After an interrupt a failure is the interrupt's doing (a child that got
+  // the signal, an aborted policy exchange): redone on resume, not recorded.
+  if (outcome.Result != CompileOutcome::Status::Ok && interruptRequested()) {
+    outcome.Result = CompileOutcome::Status::Interrupted;
+    outcome.Reason = "interrupted";
+    outcome.Detail = "stopped by an interrupt";
   }
   return outcome;
 }
@@ -163,7 +135,7 @@ CompileOutcome runCompile(const CompileJob &job) {
     outcome.Detail = llvm::toString(child.takeError());
     return outcome;
   }
-  Watchdog watchdog(*child, job.Until);
+  Watch watchdog(*child, job.Until);
   return finish(*child, watchdog, CompileOutcome{}, job);
 }
 
@@ -188,7 +160,7 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
     fail("spawn_failed", llvm::toString(child.takeError()));
     return outcome;
   }
-  Watchdog watchdog(*child, job.Until);
+  Watch watchdog(*child, job.Until);
 
   std::unique_ptr<TrainingLogWriter> writer;
   std::string firstHeader, currentContext;
@@ -297,7 +269,7 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
             break;
           }
         }
-        if (!writeAll(inFd, reply->data(), reply->size())) {
+        if (!writeAll(inFd, reply->data(), reply->size(), job.Until)) {
           if (!watchdog.fired())
             fail("compiler_failed", "the compiler stopped reading its replies");
           break;

@@ -1,6 +1,7 @@
 #include "mlgo/harvest/RegallocReward.h"
 
 #include "mlgo/log/TrainingLog.h"
+#include "mlgo/support/OutputFile.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -88,10 +89,9 @@ llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRe
         return llvm::Error::success();
       }))
     return e;
-  std::error_code ec;
-  llvm::raw_fd_ostream out(finalLog, ec);
-  if (ec)
-    return llvm::createStringError(ec, "%s: %s", finalLog.str().c_str(), ec.message().c_str());
+  OutputFile out(finalLog); // its errors are returned, never a fatal error at destruction
+  if (llvm::Error e = out.openError())
+    return e;
   std::unique_ptr<TrainingLogWriter> writer;
   double total = 0;
   for (const auto &[function, score] : scores)
@@ -118,9 +118,8 @@ llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRe
   });
   if (copied)
     return copied;
-  out.close();
-  if (out.has_error())
-    return llvm::createStringError(out.error(), "%s: %s", finalLog.str().c_str(), out.error().message().c_str());
+  if (llvm::Error e = out.finish())
+    return e;
   return total;
 }
 

@@ -2,16 +2,68 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace mlgo {
 namespace {
+// Runs `work` on one thread that lives as long as the process and keeps
+// every signal blocked. Children are forked there: PR_SET_PDEATHSIG fires
+// when the forking *thread* exits, and TBB workers come and go.
+class SpawnerThread {
+public:
+  static SpawnerThread &get() {
+    static SpawnerThread *instance = new SpawnerThread(); // never destroyed: its thread never ends
+    return *instance;
+  }
+  void run(llvm::function_ref<void()> work) {
+    std::lock_guard<std::mutex> one(Serial);
+    std::unique_lock<std::mutex> lock(Mutex);
+    Work = &work;
+    Done = false;
+    Wake.notify_all();
+    Wake.wait(lock, [&] { return Done; });
+  }
+
+private:
+  SpawnerThread() {
+    // Blocked before the thread starts (it inherits the mask), so no signal
+    // reaches it even before its first instruction.
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    std::thread([this] { loop(); }).detach();
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+  void loop() {
+    std::unique_lock<std::mutex> lock(Mutex);
+    while (true) {
+      Wake.wait(lock, [&] { return Work != nullptr; });
+      (*Work)();
+      Work = nullptr;
+      Done = true;
+      Wake.notify_all();
+    }
+  }
+  std::mutex Serial, Mutex;
+  std::condition_variable Wake;
+  llvm::function_ref<void()> *Work = nullptr;
+  bool Done = false;
+};
+
+void onSpawnerThread(llvm::function_ref<void()> work) { SpawnerThread::get().run(work); }
+
 ExitStatus decode(int status) {
   ExitStatus s;
   if (WIFEXITED(status)) {
@@ -54,41 +106,73 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   const char *stdoutPath = options.StdoutPath.c_str(), *stderrPath = options.StderrPath.c_str();
   const char *volatile cwd = options.WorkingDirectory.empty() ? nullptr : options.WorkingDirectory.c_str();
   pid_t parent = ::getpid();
+  const int stdinFd = options.PipeStdin ? inPipe[0] : -1, stdoutFd = options.PipeStdout ? outPipe[1] : -1;
+  const int errorFd = errorPipe[1];
 
   // vfork: no copy of our page tables (libLLVM is large) for a child that
   // only sets itself up and execs, like glibc's posix_spawn, which cannot
-  // set PR_SET_PDEATHSIG.
-  pid_t pid = ::vfork();
-  if (pid < 0) {
-    int err = errno;
-    closeAll();
-    return llvm::createStringError(std::error_code(err, std::generic_category()), "vfork: %s", std::strerror(err));
-  }
-  if (pid == 0) {
+  // set PR_SET_PDEATHSIG. The child shares our memory until it execs, so
+  // none of our signal handlers may run in it: it is forked by the spawner
+  // thread, which keeps every signal blocked, and resets every handled
+  // signal to its default before it unblocks them.
+  pid_t pid = -1;
+  int forkErrno = 0;
+  onSpawnerThread([&] {
+    pid_t forked = ::vfork();
+    if (forked != 0) { // the parent, once the child has exec'ed or exited
+      pid = forked;
+      forkErrno = forked < 0 ? errno : 0;
+      return;
+    }
     ::setpgid(0, 0); // its own group, so a timeout kills everything it started
     // If the harvester dies (even by SIGKILL), its compilers die too rather
-    // than spin on a closed channel.
+    // than spin on a closed channel. The spawner thread lives as long as
+    // the process, so this fires at the process' death, not a thread's.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent)
       ::_exit(127);
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM})
-      ::signal(sig, SIG_DFL); // an ignored SIGPIPE would be inherited and change how compilers fail
+    struct sigaction byDefault {};
+    byDefault.sa_handler = SIG_DFL;
+    sigemptyset(&byDefault.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) != 0)
+        continue;
+      bool handled = (current.sa_flags & SA_SIGINFO) ||
+                     (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+      if (handled)
+        ::sigaction(sig, &byDefault, nullptr);
+    }
+    // An ignored SIGPIPE or SIGXFSZ would be inherited and change how
+    // compilers fail. Ignoring first discards a signal sent to our process
+    // group before setpgid (a Ctrl-C meant for us, not for the child).
+    struct sigaction ignore = byDefault;
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGXFSZ}) {
+      ::sigaction(sig, &ignore, nullptr);
+      ::sigaction(sig, &byDefault, nullptr);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int in = options.PipeStdin ? inPipe[0] : ::open("/dev/null", O_RDONLY);
-    int out = options.PipeStdout ? outPipe[1] : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int in = stdinFd >= 0 ? stdinFd : ::open("/dev/null", O_RDONLY);
+    int out = stdoutFd >= 0 ? stdoutFd : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 ||
         (cwd && ::chdir(cwd) != 0)) {
       int e = errno;
-      [[maybe_unused]] ssize_t n = ::write(errorPipe[1], &e, sizeof(e));
+      [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
       ::_exit(127);
     }
     ::execvp(argv[0], argv.data());
     int e = errno;
-    [[maybe_unused]] ssize_t n = ::write(errorPipe[1], &e, sizeof(e));
+    [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
     ::_exit(127);
+  });
+  if (pid < 0) {
+    closeAll();
+    return llvm::createStringError(std::error_code(forkErrno, std::generic_category()), "vfork: %s",
+                                   std::strerror(forkErrno));
   }
   ::close(errorPipe[1]);
   errorPipe[1] = -1;

@@ -169,6 +169,11 @@ int main(int argc, char **argv) {
             std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
             std::to_string(summary->Decisions) + " decisions this run (" + rate +
             "/s). Journal: " + harvestJournalPath(o.OutputDir));
+  if (summary->Stopped) {
+    log::error("stopped: " + *summary->Stopped + ". Finished modules are recorded; free space and run the same "
+               "command again to resume.");
+    return 1;
+  }
   if (summary->Interrupted) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;

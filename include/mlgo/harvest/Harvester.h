@@ -11,6 +11,7 @@
 #include "llvm/Support/Error.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace mlgo {
@@ -35,6 +36,9 @@ struct HarvestSummary {
   size_t Decisions = 0;
   double Seconds = 0;
   bool Interrupted = false;
+  /// Why the run stopped early (a write failed on an unusable output file
+  /// system), if it did.
+  std::optional<std::string> Stopped;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 

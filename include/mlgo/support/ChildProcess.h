@@ -30,8 +30,10 @@ struct SpawnOptions {
 
 class ChildProcess {
 public:
-  /// Starts the child in a new process group with SIGPIPE, SIGINT and SIGTERM
-  /// at their default dispositions, whatever ours are. The child is killed if
+  /// Starts the child in a new process group with every signal unblocked,
+  /// every handled signal and SIGPIPE, SIGINT, SIGTERM and SIGXFSZ at their
+  /// default dispositions, whatever ours are; a signal sent to our process
+  /// group while it starts is not passed on to it. The child is killed if
   /// this process dies. A command that cannot be run is an Error.
   static llvm::Expected<ChildProcess> spawn(const SpawnOptions &options);
   ChildProcess() = default;

@@ -1,0 +1,17 @@
+// Moving a finished file into place, whichever file systems the two names
+// are on.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace mlgo {
+
+/// Renames `from` to `to`, replacing `to` atomically. When they are on
+/// different file systems (EXDEV: a --explicit_temps_dir on a tmpfs), the
+/// data is copied to a temporary sibling of `to`, synced, and renamed over
+/// it, then `from` is removed: `to` is never seen half written. A failed
+/// write is a WriteError.
+llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to);
+
+} // namespace mlgo

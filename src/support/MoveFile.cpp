@@ -1,0 +1,84 @@
+#include "mlgo/support/MoveFile.h"
+
+#include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/OutputFile.h"
+#include "mlgo/support/PathUtil.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace mlgo {
+namespace {
+
+llvm::Error copyThenRename(const std::string &from, const std::string &to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s",
+                                   from.c_str(), std::strerror(errno));
+  std::string temporary = temporaryNameIn(dirName(to), baseName(to));
+  int out = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0) {
+    int err = errno;
+    ::close(in);
+    return llvm::make_error<WriteError>(temporary, std::error_code(err, std::generic_category()));
+  }
+  int failure = 0; // errno of the first failed write
+  bool readFailed = false;
+  int readErrno = 0;
+  char buffer[1 << 16];
+  while (!failure && !readFailed) {
+    ssize_t got = ::read(in, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      readFailed = got < 0;
+      readErrno = errno;
+      break;
+    }
+    for (ssize_t done = 0; done < got && !failure;) {
+      ssize_t n = ::write(out, buffer + done, static_cast<size_t>(got - done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        failure = n < 0 ? errno : ENOSPC;
+      else
+        done += n;
+    }
+  }
+  ::close(in);
+  // The copy must be on disk before its name replaces anything.
+  if (!failure && !readFailed && ::fsync(out) != 0)
+    failure = errno;
+  if (::close(out) != 0 && !failure)
+    failure = errno;
+  if (failure || readFailed) {
+    ::unlink(temporary.c_str());
+    if (readFailed)
+      return llvm::createStringError(std::error_code(readErrno, std::generic_category()), "cannot read %s: %s",
+                                     from.c_str(), std::strerror(readErrno));
+    return llvm::make_error<WriteError>(to, std::error_code(failure, std::generic_category()));
+  }
+  if (::rename(temporary.c_str(), to.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temporary.c_str());
+    return llvm::make_error<WriteError>(to, std::error_code(err, std::generic_category()));
+  }
+  ::unlink(from.c_str());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to) {
+  std::string source = from.str(), destination = to.str();
+  if (::rename(source.c_str(), destination.c_str()) == 0)
+    return llvm::Error::success();
+  if (errno == EXDEV)
+    return copyThenRename(source, destination);
+  return llvm::make_error<WriteError>(destination, std::error_code(errno, std::generic_category()));
+}
+
+} // namespace mlgo
