@@ -138,8 +138,8 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       struct sigaction current {};
       if (::sigaction(sig, nullptr, &current) != 0)
         continue;
-      bool handled = (current.sa_flags & SA_SIGINFO) ||
-                     (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+      bool handled =
+          (current.sa_flags & SA_SIGINFO) || (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
       if (handled)
         ::sigaction(sig, &byDefault, nullptr);
     }

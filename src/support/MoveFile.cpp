@@ -16,8 +16,8 @@ namespace {
 llvm::Error copyThenRename(const std::string &from, const std::string &to) {
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s",
-                                   from.c_str(), std::strerror(errno));
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s", from.c_str(),
+                                   std::strerror(errno));
   std::string temporary = temporaryNameIn(dirName(to), baseName(to));
   int out = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out < 0) {

@@ -23,8 +23,8 @@ bool WriteError::fileSystemUnusable() const {
 }
 
 OutputFile::OutputFile(llvm::StringRef path)
-    : llvm::raw_fd_ostream(path, detail::OpenCode::Code), Path(path.str()),
-      Closed(bool(detail::OpenCode::Code)) {} // a stream that failed to open holds no file to close
+    : llvm::raw_fd_ostream(path, detail::OpenCode::Code), Path(path.str()), Closed(bool(detail::OpenCode::Code)) {
+} // a stream that failed to open holds no file to close
 
 OutputFile::~OutputFile() {
   if (!Closed)

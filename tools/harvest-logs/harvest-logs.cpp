@@ -170,7 +170,8 @@ int main(int argc, char **argv) {
             std::to_string(summary->Decisions) + " decisions this run (" + rate +
             "/s). Journal: " + harvestJournalPath(o.OutputDir));
   if (summary->Stopped) {
-    log::error("stopped: " + *summary->Stopped + ". Finished modules are recorded; free space and run the same "
+    log::error("stopped: " + *summary->Stopped +
+               ". Finished modules are recorded; free space and run the same "
                "command again to resume.");
     return 1;
   }
