@@ -318,19 +318,29 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
 }
 
 TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
-  std::string opt = fakeOpt("hang", "sleep 100");
+  // The real opt for the first two modules, then one that hangs: the signal
+  // arrives with two modules done and one in flight.
+  std::string count = Work / "count";
+  std::string opt =
+      fakeOpt("third-hangs", "n=$(cat " + quote(count) + " 2>/dev/null || echo 0); echo $((n+1)) >" + quote(count) +
+                                 "; [ \"$n\" -ge 2 ] && exec sleep 100; exec opt-22 \"$@\"");
   std::string out = Work / "out";
   TempDir capture;
   pid_t pid = ::fork();
   if (pid == 0) {
-    std::string cmd = "exec " + harvest(out, "--opt_path=" + quote(opt) + " --compilation_timeout=60") + " 2>" +
-                      quote(capture / "err");
+    ::setpgid(0, 0); // a process group of its own, as a shell's job: Ctrl-C signals all of it
+    std::string cmd = "exec " + harvest(out, "--num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60") +
+                      " 2>" + quote(capture / "err");
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ::setpgid(pid, pid);
+  for (int i = 0; i < 3000 && (journal(out).size() < 2 || readFile(count) != "3\n"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(journal(out).size(), 2u) << readFile(capture / "err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the third compile is running
   auto start = std::chrono::steady_clock::now();
-  ::kill(pid, SIGINT);
+  ::kill(-pid, SIGINT);
   int status;
   ::waitpid(pid, &status, 0);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
@@ -338,8 +348,23 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_NE(readFile(capture / "err").find("Run the same command again to resume"), std::string::npos)
       << readFile(capture / "err");
-  EXPECT_TRUE(journal(out).empty()); // interrupted modules are not recorded
+  // The two finished modules are recorded with their logs; the interrupted
+  // one is not recorded at all (not as a failure): it is redone on resume.
+  auto done = byModule(out);
+  ASSERT_EQ(done.size(), 2u) << readFile(out + "/harvest.jsonl");
+  for (auto &[module, line] : done) {
+    EXPECT_EQ(line["status"], "ok") << line.dump();
+    EXPECT_EQ(decisions(out + "/logs/" + module + ".log").size(), line["decisions"].get<size_t>()) << module;
+  }
+  EXPECT_EQ(listTree(out + "/logs").size(), 2u);
+  auto summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  EXPECT_TRUE(summary["interrupted"].get<bool>());
+  EXPECT_EQ(summary["modules"]["ok"], 2);
   EXPECT_EQ(processesMentioning(opt), 0u);
+  CommandResult resumed = run(harvest(out, "--num_workers=1"));
+  EXPECT_EQ(resumed.ExitCode, 0) << resumed.Err;
+  EXPECT_NE(resumed.Err.find("resuming: 2 of 4 modules are already done"), std::string::npos) << resumed.Err;
+  EXPECT_EQ(journal(out).size(), 4u);
 }
 
 TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
