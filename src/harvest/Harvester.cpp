@@ -146,8 +146,7 @@ public:
                                                         : joinPath(Options.ExplicitTempsDir, module.Name);
     llvm::sys::fs::remove_directories(work);
     if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
-      record.Reason = "write_failed";
-      record.Detail = "cannot create " + work + ": " + ec.message();
+      writeFailed(record, llvm::make_error<WriteError>(work, ec));
       return record;
     }
     run(module, work, policy, record);

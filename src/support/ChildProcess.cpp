@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
@@ -23,9 +24,22 @@ namespace {
 // when the forking *thread* exits, and TBB workers come and go.
 class SpawnerThread {
 public:
+  // Never destroyed: its thread never ends. A child forked from this process
+  // (not through us) has no copy of the thread: it starts its own.
   static SpawnerThread &get() {
-    static SpawnerThread *instance = new SpawnerThread(); // never destroyed: its thread never ends
-    return *instance;
+    static std::atomic<SpawnerThread *> Instance{nullptr};
+    static std::once_flag AtFork;
+    std::call_once(AtFork, [] { ::pthread_atfork(nullptr, nullptr, [] { Instance.store(nullptr); }); });
+    SpawnerThread *current = Instance.load();
+    if (current)
+      return *current;
+    auto *fresh = new SpawnerThread();
+    if (!Instance.compare_exchange_strong(current, fresh)) {
+      delete fresh; // another thread made it first
+      return *current;
+    }
+    fresh->start();
+    return *fresh;
   }
   void run(llvm::function_ref<void()> work) {
     std::lock_guard<std::mutex> one(Serial);
@@ -37,7 +51,7 @@ public:
   }
 
 private:
-  SpawnerThread() {
+  void start() {
     // Blocked before the thread starts (it inherits the mask), so no signal
     // reaches it even before its first instruction.
     sigset_t all, old;

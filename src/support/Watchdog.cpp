@@ -3,9 +3,11 @@
 #include "mlgo/support/Interrupt.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <mutex>
+#include <pthread.h>
 #include <set>
 #include <thread>
 
@@ -16,8 +18,19 @@ namespace mlgo {
 class WatchdogThread {
 public:
   static WatchdogThread &get() {
-    static WatchdogThread *instance = new WatchdogThread();
-    return *instance;
+    static std::atomic<WatchdogThread *> Instance{nullptr};
+    static std::once_flag AtFork; // a forked child has no copy of the thread: it starts its own
+    std::call_once(AtFork, [] { ::pthread_atfork(nullptr, nullptr, [] { Instance.store(nullptr); }); });
+    WatchdogThread *current = Instance.load();
+    if (current)
+      return *current;
+    auto *fresh = new WatchdogThread();
+    if (!Instance.compare_exchange_strong(current, fresh)) {
+      delete fresh; // another thread made it first
+      return *current;
+    }
+    std::thread([fresh] { fresh->run(); }).detach();
+    return *fresh;
   }
 
   void add(Watch *watch) {
@@ -34,10 +47,6 @@ public:
   }
 
 private:
-  WatchdogThread() {
-    std::thread([this] { run(); }).detach();
-  }
-
   void run() {
     sigset_t all;
     sigfillset(&all);
