@@ -256,11 +256,13 @@ TEST_F(HarvestRobustness, FullOutputFileSystemStopsTheRunWithASummary) {
 TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
   std::string out = Work / "stuck";
   TempDir capture;
-  // Largest first: m4 then m3, each with far more than a pipe's worth of observations.
-  pid_t pid = startInOwnGroup(harvestArgv(out, {"--num_workers=1", "--modules_filter=m[34]", "--compilation_timeout=3",
-                                                "--policy=exec:cat /dev/zero"}),
+  // Largest first: m4 then m3, each with far more than a pipe's worth of
+  // observations. (cat never reaches its second argument, which only names
+  // the process for the check at the end.)
+  pid_t pid = startInOwnGroup(harvestArgv(out, {"--num_workers=1", "--modules_filter=m[34]", "--compilation_timeout=5",
+                                                "--policy=exec:cat /dev/zero " + out}),
                               capture / "err");
-  // m4 is given up at ~3 s; check while m3 is in flight.
+  // m4 is given up at ~5 s; check while m3 is in flight.
   auto start = Clock::now();
   while (byModule(out).empty() && Clock::now() - start < std::chrono::seconds(25))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -287,15 +289,14 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
   EXPECT_EQ(summary(out).value("interrupted", false), true) << readFile(capture / "err");
   EXPECT_EQ(byModule(out).count("m3.o"), 0u) << "the interrupted module is redone on resume, not recorded";
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(processesMentioning(out), 0u) << "a compiler survived";
-  EXPECT_EQ(processesMentioning("/dev/zero"), 0u) << "a policy process survived";
+  EXPECT_EQ(processesMentioning(out), 0u) << "a compiler or policy process survived";
 }
 
 // Ctrl-C signals the whole foreground process group. A child between vfork
 // and exec once ran our handler on our memory, so the one signal looked
 // like a second one and the run ended at once without a summary.
 TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
-  const int Probes = 24;
+  const int Probes = 20;
   int finished = 0;
   for (int probe = 0; probe < Probes; ++probe) {
     std::string what = "probe " + std::to_string(probe);
@@ -305,7 +306,7 @@ TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
     while (!catchesSigint(pid) && Clock::now() - start < std::chrono::seconds(10))
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     // Spread over start-up (compiler probe, first spawns) and the compiles.
-    std::this_thread::sleep_for(std::chrono::milliseconds((probe * 131) % 1400));
+    std::this_thread::sleep_for(std::chrono::milliseconds((probe * 131) % 1000));
     ::kill(-pid, SIGINT);
     std::optional<int> status = waitFor(pid, 20);
     ASSERT_TRUE(status) << what << ": SIGINT did not end the run";
