@@ -291,7 +291,8 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
     ::execl("/bin/sh", "sh", "-c", ("exec " + harvest(out, "--num_workers=1") + " 2>/dev/null").c_str(), nullptr);
     ::_exit(127);
   }
-  for (int i = 0; i < 400 && readFile(out + "/harvest.jsonl").find('\n') == std::string::npos; ++i)
+  // Up to a minute: the first module (the largest) is slow on a loaded machine.
+  for (int i = 0; i < 6000 && readFile(out + "/harvest.jsonl").find('\n') == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::kill(pid, SIGKILL);
   int status;
