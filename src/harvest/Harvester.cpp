@@ -190,7 +190,8 @@ private:
   // ordinary inliner's native size, as ml-compiler-opt does.
   bool sizeRewarded() const {
     return Options.Decisions == Problem::Inliner &&
-           (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec);
+           (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec ||
+            Options.Policy.How == PolicySpec::Kind::TFLite);
   }
 
   Deadline deadline() const {
@@ -407,8 +408,10 @@ private:
   std::atomic<bool> Stopped{false};
 };
 
-std::unique_ptr<Policy> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
+llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
   switch (options.Policy.How) {
+  case PolicySpec::Kind::TFLite:
+    return makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); // loaded once per worker
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);
   case PolicySpec::Kind::Exec:
@@ -518,8 +521,12 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   unsigned workers = options.NumWorkers ? options.NumWorkers : std::max(1u, std::thread::hardware_concurrency());
   tbb::task_arena arena(static_cast<int>(workers));
   std::vector<std::unique_ptr<Policy>> policies(workers + 1);
-  for (size_t slot = 0; slot < policies.size(); ++slot)
-    policies[slot] = makePolicy(options, joinPath(options.OutputDir, "policy." + std::to_string(slot) + ".stderr"));
+  for (size_t slot = 0; slot < policies.size(); ++slot) {
+    auto made = makePolicy(options, joinPath(options.OutputDir, "policy." + std::to_string(slot) + ".stderr"));
+    if (!made)
+      return made.takeError();
+    policies[slot] = std::move(*made);
+  }
 
   Progress progress("modules", todo.size(), options.ProgressInterval);
   std::mutex resultsMutex;

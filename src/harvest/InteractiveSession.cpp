@@ -164,6 +164,7 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
 
   std::unique_ptr<TrainingLogWriter> writer;
   std::string firstHeader, currentContext;
+  size_t extraAt = 0; // the feature index before which the policy's extra outputs are logged
   bool contextWritten = false;
   // Every stream starts with the compiler opening .in, then .out.
   while (outcome.Result == CompileOutcome::Status::Ok) {
@@ -220,6 +221,12 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
           firstHeader = header.toLine();
           LogHeader logHeader;
           logHeader.Features = header.Features;
+          // A model's extra outputs go where development mode logs them: after
+          // the features, before inlining_default and the decision.
+          std::vector<TensorSpec> extras = policy.loggedOutputs();
+          extraAt = defaultIndex ? *defaultIndex : header.Features.size();
+          logHeader.Features.insert(logHeader.Features.begin() + static_cast<ptrdiff_t>(extraAt), extras.begin(),
+                                    extras.end());
           logHeader.Features.push_back(*header.Advice); // the decision taken, as development mode logs it
           writer = std::make_unique<TrainingLogWriter>(log, std::move(logHeader));
         } else if (header.toLine() != firstHeader) {
@@ -274,7 +281,15 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
             fail("compiler_failed", "the compiler stopped reading its replies");
           break;
         }
-        if (llvm::Error e = writer->observationRaw({reader.observation(), *reply})) {
+        llvm::StringRef features = reader.observation();
+        size_t split = 0;
+        for (size_t i = 0; i < extraAt; ++i)
+          split += header.Features[i].byteSize();
+        llvm::StringRef extras = policy.loggedOutputBytes();
+        llvm::Error written = extras.empty() ? writer->observationRaw({features, *reply})
+                                             : writer->observationRaw({features.take_front(split), extras,
+                                                                       features.drop_front(split), *reply});
+        if (llvm::Error e = std::move(written)) {
           fail("protocol_error", llvm::toString(std::move(e)));
           break;
         }

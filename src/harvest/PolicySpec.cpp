@@ -12,6 +12,8 @@ std::string PolicySpec::describe() const {
     return "exec:" + Command;
   case Kind::Model:
     return "model:" + ModelDir;
+  case Kind::TFLite:
+    return "tflite:" + ModelDir;
   }
   return "default";
 }
@@ -44,7 +46,14 @@ llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text) {
     spec.ModelDir = text.str();
     return spec;
   }
-  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD or model:DIR, not '%s'",
+  if (text.consume_front("tflite:")) {
+    if (text.empty())
+      return llvm::createStringError("--policy=tflite:DIR needs a directory");
+    spec.How = PolicySpec::Kind::TFLite;
+    spec.ModelDir = text.str();
+    return spec;
+  }
+  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD, model:DIR or tflite:DIR, not '%s'",
                                  text.str().c_str());
 }
 

@@ -53,7 +53,9 @@ int main(int argc, char **argv) {
   app.add_option("--policy", policy,
                  "default: the compiler's own decisions (NoInference). random:P[:SEED]: inline with probability P. "
                  "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
-                 "8-byte decisions on stdout. model:DIR: a TFLite model, development mode only.")
+                 "8-byte decisions on stdout. model:DIR: a TFLite model, development mode only. tflite:DIR: the same "
+                 "policy directory (model.tflite + output_spec.json) evaluated natively by the harvester, "
+                 "interactive mode (no TFLite LLVM needed).")
       ->capture_default_str();
   app.add_option("--modules_filter,--module_filter", filter,
                  "Only modules whose name matches this regex at its start (Python re.match).");
@@ -137,7 +139,7 @@ int main(int argc, char **argv) {
   if (o.Mode == AdvisorMode::Interactive) {
     if (o.Policy.How == PolicySpec::Kind::Model) {
       log::error("--policy=model:DIR needs a development-mode (TFLite) LLVM; with " + tool +
-                 " serve the model from a process instead: --policy=exec:CMD");
+                 " evaluate the same directory natively instead: --policy=tflite:DIR");
       return 1;
     }
     if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
@@ -153,7 +155,8 @@ int main(int argc, char **argv) {
                  "e.g. --opt_path=opt-22");
       return 1;
     }
-  } else if (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec) {
+  } else if (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
+             o.Policy.How == PolicySpec::Kind::TFLite) {
     log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
     return 1;
   }

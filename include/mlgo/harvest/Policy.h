@@ -18,14 +18,14 @@ namespace mlgo {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
-/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR.
+/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR | tflite:DIR.
 struct PolicySpec {
-  enum class Kind { Default, Random, Exec, Model };
+  enum class Kind { Default, Random, Exec, Model, TFLite };
   Kind How = Kind::Default;
   double Probability = 0.5;
   uint64_t Seed = 0;
   std::string Command; // exec: run with /bin/sh -c
-  std::string ModelDir;
+  std::string ModelDir; // model: and tflite:
   std::string describe() const;
 };
 llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text);
@@ -53,6 +53,10 @@ public:
   virtual llvm::Expected<std::string> decide(const Query &query, Deadline deadline) = 0;
   /// The module failed: drop any state that may be out of step.
   virtual void abandonModule() {}
+  /// Extra tensors the policy logs with each decision (a model's extra
+  /// outputs, under their logging names), and their bytes for the last one.
+  virtual std::vector<TensorSpec> loggedOutputs() const { return {}; }
+  virtual llvm::StringRef loggedOutputBytes() const { return {}; }
 };
 
 /// NoInference: answer with the compiler's default decision.
@@ -66,5 +70,9 @@ std::unique_ptr<Policy> makeRandomPolicy(double probability, uint64_t seed);
 /// reads the compiler's stream on stdin and answers each observation with
 /// the advice's bytes on stdout (8 for int64 decisions, 4 for priority).
 std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath);
+/// A TFLite policy directory (model.tflite + output_spec.json) evaluated in
+/// process; loaded here, once per worker. Fails when the directory cannot
+/// answer `problem`'s decisions.
+llvm::Expected<std::unique_ptr<Policy>> makeTFLitePolicy(const std::string &dir, Problem problem);
 
 } // namespace mlgo

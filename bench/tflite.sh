@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Benchmark: the native TFLite evaluator (harvest-logs --policy=tflite:DIR).
+#
+#   bench/tflite.sh [N]     (default: 100 modules)
+#
+# Generates an N-module inliner corpus (as bench/harvest.sh does), harvests it
+# with --policy=default, writes an inliner-shaped policy (tests/e2e/
+# tflite_models.py: 999-boundary bucketize per feature, dense 40-40-20-2,
+# arg-max) from the logged features, then measures in this run:
+#   1. per-decision evaluation cost on the logged feature vectors: ours
+#      (mlgo-policy eval --bench) against TFLite itself (the npm
+#      @tensorflow/tfjs-tflite WebAssembly build, with Node) on the same model;
+#   2. harvest-logs --policy=tflite:DIR against --policy=default, same corpus,
+#      same workers (2). The tflite harvest is run twice and the second is
+#      timed, so that its reward's default-size compiles come from the cache
+#      both runs share. The harvester's own CPU per decision (summary.json)
+#      isolates the policy's cost from the compiles, whose inlining differs.
+# Needs: a build (scripts/setup.sh), python3-flatbuffers, node + the npm
+# oracle (scripts/test.sh installs it into the build tree).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${MLGO_BUILD_DIR:-$root/build}
+bin=$build/bin
+[ -x "$bin/harvest-logs" ] && [ -x "$bin/mlgo-policy" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
+wasm=$build/tflite-oracle/node_modules/@tensorflow/tfjs-tflite/wasm
+n=${1:-100}
+dir=$root/bench/.work/tflite_$n
+
+if [ ! -f "$dir/corpus/corpus_description.json" ]; then
+  rm -rf "$dir" && mkdir -p "$dir/src" "$dir/bc"
+  for ((i = 0; i < n; i++)); do
+    leaves=$((8 + i % 30)) mids=$((10 + (i * 7) % 60))
+    {
+      echo "static int table[256];"
+      for ((f = 0; f < leaves; f++)); do echo "static int leaf$f(int x) { return (x * $((f + 3))) ^ table[x & 255]; }"; done
+      for ((f = 0; f < mids; f++)); do
+        printf 'int mid%d(int x) { return 0' "$f"
+        for ((k = 0; k < 6; k++)); do printf ' + leaf%d(x + %d)' $(((f * 7 + k) % leaves)) "$k"; done
+        echo "; }"
+      done
+      echo "int top$i(int x) { int s = 0; for (int k = 0; k < x; ++k) {"
+      for ((f = 0; f < mids; f++)); do echo "  s += mid$f(s + k);"; done
+      echo "} return s; }"
+    } > "$dir/src/m$i.c"
+  done
+  echo "bench: compiling $n modules..." >&2
+  (cd "$dir" && ls src | sed 's/\.c$//' |
+    xargs -P"$(nproc)" -I{} clang-22 -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/{}.c -o bc/{}.bc)
+  "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
+fi
+
+now() { date +%s.%N; }
+field() { grep -o "\"$1\": [0-9.e+-]*" "$2" | head -1 | grep -o '[0-9.e+-]*$'; }
+
+rm -rf "$dir/default" "$dir/tflite"
+t0=$(now)
+"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/default" --policy=default --num_workers=2
+t1=$(now)
+
+# The policy, from the features the compiler logs; observations for the oracle.
+log=$(ls "$dir"/default/logs/*.log | head -1)
+"$bin/training-log" dump "$log" > "$dir/obs.jsonl"
+/usr/bin/python3 - "$log" "$dir/features.json" <<'PY'
+import json, sys
+header = json.loads(open(sys.argv[1], "rb").readline())
+json.dump({"features": header["features"]}, open(sys.argv[2], "w"))
+PY
+/usr/bin/python3 "$root/tests/e2e/tflite_models.py" inliner "$dir/features.json" "$dir/policy" --seed 1
+
+ours=$("$bin/mlgo-policy" eval "$dir/policy" --log "$log" --bench)
+ours_us=$(echo "$ours" | grep -o '"us_per_decision":[0-9.e+-]*' | cut -d: -f2)
+if [ -f "$wasm/tflite_web_api_cc.wasm" ] && command -v node >/dev/null; then
+  theirs=$(node "$root/tests/e2e/tflite_oracle.js" "$wasm" "$dir/policy/oracle.tflite" "$dir/obs.jsonl" --bench 2>/dev/null)
+  theirs_us=$(echo "$theirs" | grep -o '"us_per_decision":[0-9.e+-]*' | cut -d: -f2)
+else
+  theirs_us=nan
+  echo "bench: no TFLite oracle in $wasm (scripts/test.sh installs it)" >&2
+fi
+
+"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/policy" --num_workers=2
+t2=$(now)
+"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/policy" --num_workers=2 \
+  --force
+t3=$(now)
+
+default_s=$(echo "$t1 - $t0" | bc -l)
+tflite_s=$(echo "$t3 - $t2" | bc -l)
+dd=$(field decisions "$dir/default/summary.json")
+td=$(field decisions "$dir/tflite/summary.json")
+dcpu=$(field harvester_cpu_seconds "$dir/default/summary.json")
+tcpu=$(field harvester_cpu_seconds "$dir/tflite/summary.json")
+echo "per-decision evaluation (inliner-shaped policy, $(grep -c . "$dir/obs.jsonl") logged feature vectors):"
+printf '  ours %.2f us   TFLite (npm wasm) %s us   ratio %s\n' "$ours_us" "$theirs_us" \
+  "$( [ "$theirs_us" = nan ] && echo nan || printf '%.1fx' "$(echo "$theirs_us / $ours_us" | bc -l)")"
+echo "harvest of $n modules, 2 workers:"
+printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' default "$(printf '%.2f' "$default_s")" \
+  "$dd" "$dcpu" "$(echo "$dcpu * 1000000 / $dd" | bc -l)"
+printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' tflite "$(printf '%.2f' "$tflite_s")" \
+  "$td" "$tcpu" "$(echo "$tcpu * 1000000 / $td" | bc -l)"
+printf '  wall ratio tflite/default %.3f\n' "$(echo "$tflite_s / $default_s" | bc -l)"

@@ -1,0 +1,431 @@
+// The native TFLite evaluator against TFLite itself (the npm package
+// @tensorflow/tfjs-tflite run with Node), on feature vectors the real
+// opt-22/llc-22 produce; harvest-logs --policy=tflite:DIR end to end; and
+// malformed models.
+#include "mlgo/log/TrainingLog.h"
+#include "mlgo/model/TFLiteModel.h"
+
+#include "support/LogReading.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+using namespace mlgo;
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string Clang = MLGO_CLANG;
+const std::string Python = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_models.py");
+const std::string OracleScript = std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_oracle.js";
+// scripts/test.sh installs the oracle here with npm; the test does so itself when it is missing.
+const std::string OracleDir = MLGO_TFLITE_ORACLE_DIR;
+const std::string WasmDir = OracleDir + "/node_modules/@tensorflow/tfjs-tflite/wasm";
+
+std::string inlinerSource(int leaves, int mids) {
+  std::string s = "static int table[256];\n";
+  for (int f = 0; f < leaves; ++f)
+    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
+         ") ^ table[x & 255]; }\n";
+  for (int f = 0; f < mids; ++f) {
+    s += "int mid" + std::to_string(f) + "(int x) { return 0";
+    for (int k = 0; k < 6; ++k)
+      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
+    s += "; }\n";
+  }
+  s += "int top(int x) { int s = 0; for (int k = 0; k < x; ++k) {\n";
+  for (int f = 0; f < mids; ++f)
+    s += "  s += mid" + std::to_string(f) + "(s + k);\n";
+  return s + "} return s; }\n";
+}
+
+// Doubles alive across a loop: more than x86-64's vector registers.
+std::string pressureSource() {
+  std::string s;
+  for (int fn = 0; fn < 2; ++fn) {
+    int live = 24 + 8 * fn;
+    s += "double f" + std::to_string(fn) + "(double *a, int n) {\n";
+    for (int i = 0; i < live; ++i)
+      s += "  double v" + std::to_string(i) + " = a[" + std::to_string(i) + "] * " + std::to_string(i + 1) + ".5;\n";
+    s += "  for (int k = 0; k < n; ++k) {\n";
+    for (int i = 0; i < live; ++i)
+      s += "    v" + std::to_string(i) + " = v" + std::to_string(i) + " * a[k] + v" + std::to_string((i + 7) % live) +
+           ";\n";
+    s += "  }\n  return 0";
+    for (int i = 0; i < live; ++i)
+      s += " + v" + std::to_string(i);
+    s += ";\n}\n";
+  }
+  return s;
+}
+
+std::vector<nlohmann::json> jsonLines(const std::string &text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty())
+      out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+// The log header's features as the model writer takes them.
+void writeFeatures(const std::string &log, const std::string &path) {
+  auto reader = TrainingLogReader::open(log);
+  ASSERT_TRUE(static_cast<bool>(reader)) << log;
+  ASSERT_TRUE(static_cast<bool>((*reader)->next()));
+  nlohmann::json j;
+  j["features"] = nlohmann::json::array();
+  for (const TensorSpec &spec : (*reader)->header().Features)
+    j["features"].push_back({{"name", spec.Name}, {"type", elementTypeName(spec.Type)}, {"shape", spec.Shape}});
+  writeFile(path, j.dump());
+}
+
+std::vector<double> values(const nlohmann::json &v) {
+  if (v.is_array()) {
+    std::vector<double> out;
+    for (const auto &x : v)
+      out.push_back(x.get<double>());
+    return out;
+  }
+  return {v.get<double>()};
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-4 + 1e-4 * std::fabs(b); }
+
+// Is the arg-max of `logits` decided by less than the tolerance?
+bool nearTie(const std::vector<double> &logits) {
+  if (logits.size() < 2)
+    return false;
+  std::vector<double> sorted = logits;
+  std::sort(sorted.rbegin(), sorted.rend());
+  return sorted[0] - sorted[1] <= 1e-4 + 1e-4 * std::fabs(sorted[0]);
+}
+
+class TFLitePolicy : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    std::string d = Fixture->path();
+    fs::create_directories(d + "/objs");
+    for (int i = 1; i <= 2; ++i) {
+      std::string name = "m" + std::to_string(i);
+      writeFile(d + "/src/" + name + ".c", inlinerSource(20 * i, 25 * i));
+      mustRun(Clang + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o", d + "/objs");
+    }
+    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") +
+            " --output_dir=" + quote(d + "/corpus"));
+    fs::create_directories(d + "/robjs");
+    writeFile(d + "/src/r.c", pressureSource());
+    mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/r.c -o r.o", d + "/robjs");
+    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/robjs") +
+            " --output_dir=" + quote(d + "/rcorpus"));
+    // Real feature vectors: the default inliner, and random evictions.
+    mustRun(harvestCommand(d + "/corpus", d + "/default", "--policy=default"));
+    mustRun(harvestCommand(d + "/rcorpus", d + "/random", "--problem=regalloc-evict --policy=random:0.5:7"));
+    writeFeatures(d + "/default/logs/m1.o.log", d + "/inliner_features.json");
+    writeFeatures(d + "/random/logs/r.o.log", d + "/evict_features.json");
+    std::string obs;
+    for (const char *m : {"m1.o", "m2.o"})
+      obs += run(tool("training-log") + " dump " + quote(d + "/default/logs/" + m + ".log")).Out;
+    writeFile(d + "/inliner_obs.jsonl", obs);
+    writeFile(d + "/evict_obs.jsonl", run(tool("training-log") + " dump " + quote(d + "/random/logs/r.o.log")).Out);
+  }
+  static void TearDownTestSuite() { delete Fixture; }
+
+  static std::string harvestCommand(const std::string &corpus, const std::string &out, const std::string &flags) {
+    return tool("harvest-logs") + " --progress_interval=0 --num_workers=2 --corpus=" + quote(corpus) +
+           " --output_dir=" + quote(out) + " " + flags;
+  }
+  static std::string dir(const std::string &rel) { return *Fixture / rel; }
+
+  // Writes the policy KIND to DIR (features of the inliner or eviction log).
+  static std::string model(const std::string &kind, bool evict = false, int seed = 1) {
+    std::string out = dir("models/" + kind + "." + std::to_string(seed));
+    if (!exists(out + "/model.tflite"))
+      mustRun(Python + " " + kind + " " + quote(dir(evict ? "evict_features.json" : "inliner_features.json")) + " " +
+              quote(out) + " --seed " + std::to_string(seed));
+    return out;
+  }
+
+  // Installs the oracle if needed; false (with the reason) when npm cannot.
+  static bool oracleReady(std::string &why) {
+    if (exists(WasmDir + "/tflite_web_api_cc.wasm"))
+      return true;
+    fs::create_directories(OracleDir);
+    std::string install = "test -f " + quote(WasmDir + "/tflite_web_api_cc.wasm") +
+                          " || timeout 300 npm install --no-audit --no-fund --silent --prefix " + quote(OracleDir) +
+                          " @tensorflow/tfjs-tflite@0.0.1-alpha.10 @tensorflow/tfjs-core@4.9.0";
+    CommandResult r = run("flock " + quote(OracleDir + "/.lock") + " sh -c " + quote(install) + " 2>&1");
+    if (exists(WasmDir + "/tflite_web_api_cc.wasm"))
+      return true;
+    why = "the TFLite oracle (npm @tensorflow/tfjs-tflite) is not installed in " + OracleDir +
+          " and npm could not install it: " + r.Out + r.Err;
+    return false;
+  }
+
+  static std::vector<nlohmann::json> oracle(const std::string &modelDir, const std::string &observations) {
+    CommandResult r = run("node " + quote(OracleScript) + " " + quote(WasmDir) + " " +
+                          quote(modelDir + "/oracle.tflite") + " " + quote(observations));
+    EXPECT_EQ(r.ExitCode, 0) << r.Err;
+    return jsonLines(r.Out);
+  }
+
+  static std::vector<nlohmann::json> ours(const std::string &modelDir, const std::string &observations) {
+    CommandResult r = run(tool("mlgo-policy") + " eval " + quote(modelDir) + " --observations " + quote(observations));
+    EXPECT_EQ(r.ExitCode, 0) << r.Err;
+    return jsonLines(r.Out);
+  }
+
+  struct Agreement {
+    size_t Compared = 0, Ties = 0;
+  };
+
+  // Every output within tolerance; decisions equal unless the oracle's
+  // logits tie within it.
+  static Agreement compare(const std::vector<nlohmann::json> &mine, const std::vector<nlohmann::json> &theirs,
+                           const std::string &decision, const std::string &logits) {
+    Agreement a;
+    EXPECT_EQ(mine.size(), theirs.size());
+    for (size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i) {
+      const nlohmann::json &o = theirs[i]["outputs"];
+      int64_t oracleDecision = static_cast<int64_t>(values(o[decision + ":0/int32"])[0]);
+      bool tie = false;
+      if (!logits.empty()) {
+        std::vector<double> expected = values(o[logits + ":0"]), got = values(mine[i]["outputs"][logits]);
+        EXPECT_EQ(expected.size(), got.size());
+        for (size_t k = 0; k < std::min(expected.size(), got.size()); ++k)
+          EXPECT_TRUE(close(got[k], expected[k]))
+              << "observation " << i << " " << logits << "[" << k << "]: ours " << got[k] << ", TFLite " << expected[k];
+        tie = nearTie(expected);
+      }
+      a.Ties += tie;
+      if (!tie)
+        EXPECT_EQ(mine[i]["decision"].get<int64_t>(), oracleDecision) << "observation " << i;
+      ++a.Compared;
+    }
+    return a;
+  }
+
+  static TempDir *Fixture;
+  TempDir Work;
+};
+TempDir *TFLitePolicy::Fixture = nullptr;
+
+TEST_F(TFLitePolicy, InlinerShapedModelsAgreeWithTFLite) {
+  std::string why;
+  if (!oracleReady(why))
+    GTEST_SKIP() << why;
+  size_t ties = 0, compared = 0;
+  for (int seed : {1, 2, 3}) {
+    std::string m = model("inliner", false, seed);
+    Agreement a = compare(ours(m, dir("inliner_obs.jsonl")), oracle(m, dir("inliner_obs.jsonl")), "inlining_decision",
+                          "inlining_logits");
+    ties += a.Ties;
+    compared += a.Compared;
+  }
+  EXPECT_GT(compared, 600u);
+  std::printf("inliner-shaped: %zu evaluations compared with TFLite, %zu near-ties\n", compared, ties);
+  RecordProperty("near_ties", static_cast<int>(ties));
+  EXPECT_LT(ties, compared / 10);
+  // LLVM's trivial model: a constant 1.
+  std::string c = model("constant1");
+  for (const nlohmann::json &r : ours(c, dir("inliner_obs.jsonl")))
+    ASSERT_EQ(r["decision"], 1);
+  compare(ours(c, dir("inliner_obs.jsonl")), oracle(c, dir("inliner_obs.jsonl")), "inlining_decision", "");
+}
+
+TEST_F(TFLitePolicy, EvictionShapedModelsAgreeWithTFLite) {
+  std::string why;
+  if (!oracleReady(why))
+    GTEST_SKIP() << why;
+  size_t ties = 0, compared = 0;
+  for (int seed : {1, 2}) {
+    std::string m = model("evict", true, seed);
+    std::string shown = run(tool("mlgo-policy") + " show " + quote(m)).Out;
+    for (const char *op : {"GATHER", "TILE", "SELECT_V2", "EQUAL", "BUCKETIZE", "ARG_MAX", "FULLY_CONNECTED(RELU)"})
+      EXPECT_NE(shown.find(op), std::string::npos) << op << "\n" << shown;
+    Agreement a =
+        compare(ours(m, dir("evict_obs.jsonl")), oracle(m, dir("evict_obs.jsonl")), "index_to_evict", "evict_logits");
+    ties += a.Ties;
+    compared += a.Compared;
+  }
+  EXPECT_GT(compared, 200u);
+  std::printf("eviction-shaped: %zu evaluations compared with TFLite, %zu near-ties\n", compared, ties);
+  RecordProperty("near_ties", static_cast<int>(ties));
+  // LLVM's trivial eviction model: the arg-max of the mask.
+  std::string m = model("evict_mask_argmax", true);
+  auto mine = ours(m, dir("evict_obs.jsonl"));
+  compare(mine, oracle(m, dir("evict_obs.jsonl")), "index_to_evict", "");
+  auto observations = jsonLines(readFile(dir("evict_obs.jsonl")));
+  ASSERT_EQ(mine.size(), observations.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    std::vector<double> mask = values(observations[i]["mask"]);
+    EXPECT_EQ(mine[i]["decision"].get<int64_t>(), std::max_element(mask.begin(), mask.end()) - mask.begin());
+  }
+}
+
+TEST_F(TFLitePolicy, HarvestWithAnInlinerModelLogsTheOraclesDecisions) {
+  std::string m = model("inliner", false, 2);
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + m));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto summary = nlohmann::json::parse(readFile(out + "/summary.json"));
+  EXPECT_EQ(summary["modules"]["ok"], 2);
+  EXPECT_EQ(summary["policy"], "tflite:" + m);
+  size_t decisions = 0;
+  std::string obs;
+  std::vector<LoggedObservation> logged;
+  for (const char *name : {"m1.o", "m2.o"}) {
+    std::string log = out + "/logs/" + name + ".log";
+    auto one = readObservations(log);
+    logged.insert(logged.end(), one.begin(), one.end());
+    obs += run(tool("training-log") + " dump " + quote(log)).Out;
+    // The extra output sits where development mode logs it: before inlining_default.
+    auto reader = TrainingLogReader::open(log);
+    ASSERT_TRUE(static_cast<bool>(reader));
+    ASSERT_TRUE(static_cast<bool>((*reader)->next()));
+    const auto &features = (*reader)->header().Features;
+    ASSERT_GE(features.size(), 3u);
+    EXPECT_EQ(features[features.size() - 3].Name, "inlining_logits");
+    EXPECT_EQ(features[features.size() - 2].Name, "inlining_default");
+    EXPECT_EQ(features.back().Name, "inlining_decision");
+  }
+  decisions = logged.size();
+  EXPECT_EQ(summary["decisions"], decisions);
+  EXPECT_GT(decisions, 300u);
+  writeFile(Work / "logged.jsonl", obs);
+  // Our evaluator on the logged features reproduces the logged decisions and logits.
+  auto mine = ours(m, Work / "logged.jsonl");
+  ASSERT_EQ(mine.size(), logged.size());
+  size_t inlined = 0;
+  for (size_t i = 0; i < logged.size(); ++i) {
+    ASSERT_EQ(logged[i]["inlining_decision"], mine[i]["decision"].get<int64_t>()) << i;
+    std::vector<double> logits = logged[i].Features.at("inlining_logits"),
+                        got = values(mine[i]["outputs"]["inlining_logits"]);
+    ASSERT_EQ(logits, got) << i;
+    inlined += logged[i]["inlining_decision"] == 1;
+  }
+  EXPECT_GT(inlined, 0u);
+  EXPECT_LT(inlined, logged.size()) << "a random network should not decide one way only";
+  // And TFLite itself decides the same on the logged features.
+  std::string why;
+  if (!oracleReady(why))
+    GTEST_SKIP() << why;
+  Agreement a = compare(mine, oracle(m, Work / "logged.jsonl"), "inlining_decision", "inlining_logits");
+  std::printf("tflite harvest: %zu logged decisions checked against TFLite, %zu near-ties\n", a.Compared, a.Ties);
+}
+
+TEST_F(TFLitePolicy, TheConstantModelInlinesEveryCallSiteOffered) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + model("constant1")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  size_t total = 0;
+  for (const char *name : {"m1.o", "m2.o"})
+    for (const LoggedObservation &o : readObservations(out + "/logs/" + name + ".log")) {
+      ASSERT_EQ(o["inlining_decision"], 1);
+      ++total;
+    }
+  // Inlining everything offers more call sites than the default inliner does.
+  size_t byDefault =
+      readObservations(dir("default/logs/m1.o.log")).size() + readObservations(dir("default/logs/m2.o.log")).size();
+  EXPECT_GE(total, byDefault);
+}
+
+TEST_F(TFLitePolicy, HarvestEvictionsWithAnEvictionModel) {
+  std::string m = model("evict", true, 1);
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(dir("rcorpus"), out, "--problem=regalloc-evict --policy=tflite:" + m));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto logged = readObservations(out + "/logs/r.o.log");
+  ASSERT_GT(logged.size(), 50u);
+  writeFile(Work / "logged.jsonl", run(tool("training-log") + " dump " + quote(out + "/logs/r.o.log")).Out);
+  auto mine = ours(m, Work / "logged.jsonl");
+  ASSERT_EQ(mine.size(), logged.size());
+  for (size_t i = 0; i < logged.size(); ++i) {
+    int64_t column = static_cast<int64_t>(logged[i]["index_to_evict"]);
+    ASSERT_EQ(column, mine[i]["decision"].get<int64_t>()) << i;
+    ASSERT_EQ(logged[i].Features.at("mask").at(static_cast<size_t>(column)), 1) << i;
+    ASSERT_EQ(logged[i].Features.at("evict_logits").size(), 33u);
+  }
+}
+
+TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
+  struct Case {
+    std::string Kind, Expect;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"malformed-unknown-operator", "builtin operator 25 is not implemented"},
+           {"malformed-custom-operator", "custom operator 'MlgoSecretSauce'"},
+           {"malformed-quantized", "is quantized"},
+           {"malformed-bad-output-spec", "names output 'no_such_output:0'"},
+       }) {
+    std::string m = model(c.Kind);
+    CommandResult r = run(tool("mlgo-policy") + " show " + quote(m));
+    EXPECT_NE(r.ExitCode, 0) << c.Kind;
+    EXPECT_NE(r.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << r.Err;
+    EXPECT_NE(r.Err.find(m), std::string::npos) << "the error names the file: " << r.Err;
+    // harvest-logs refuses it before compiling anything.
+    CommandResult h = run(harvestCommand(dir("corpus"), Work / ("out-" + c.Kind), "--policy=tflite:" + m));
+    EXPECT_EQ(h.ExitCode, 1) << c.Kind;
+    EXPECT_NE(h.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << h.Err;
+  }
+  // A model input whose size differs from the compiler's feature.
+  std::string m = model("malformed-shape-mismatch");
+  CommandResult h = run(harvestCommand(dir("corpus"), Work / "out-shape", "--policy=tflite:" + m));
+  EXPECT_NE(h.Err.find("model input 'action_callee_users:0' is int64[2] (16 bytes), but the compiler's feature "
+                       "'callee_users' is int64_t[1] (8 bytes)"),
+            std::string::npos)
+      << h.Err;
+  auto journal = readFile(Work / "out-shape/harvest.jsonl");
+  EXPECT_NE(journal.find("policy_error"), std::string::npos) << journal;
+  // The inliner's model cannot decide evictions.
+  h = run(harvestCommand(dir("rcorpus"), Work / "out-wrong",
+                         "--problem=regalloc-evict --policy=tflite:" + model("constant1")));
+  EXPECT_EQ(h.ExitCode, 1);
+  EXPECT_NE(h.Err.find("entry 0 is 'inlining_decision', but regalloc-evict policies decide 'index_to_evict'"),
+            std::string::npos)
+      << h.Err;
+
+  // Truncated and corrupted files: clear errors, never a crash.
+  std::string good = readFile(model("inliner") + "/model.tflite");
+  auto parse = [](const std::string &bytes) { return model::TFLiteModel::parse(bytes, "policy/model.tflite"); };
+  ASSERT_TRUE(static_cast<bool>(parse(good)));
+  for (size_t cut : {size_t(0), size_t(7), size_t(100), good.size() / 2, good.size() - 1}) {
+    auto r = parse(good.substr(0, cut));
+    ASSERT_FALSE(static_cast<bool>(r)) << cut;
+    std::string message = llvm::toString(r.takeError());
+    EXPECT_NE(message.find("policy/model.tflite: cannot use this TFLite model"), std::string::npos) << message;
+  }
+  std::string badRoot = good;
+  badRoot[0] = '\xff', badRoot[1] = '\xff', badRoot[2] = '\xff', badRoot[3] = '\x7f';
+  auto r = parse(badRoot);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("lies outside the file"), std::string::npos);
+  std::string badId = good;
+  badId[4] = 'X';
+  r = parse(badId);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("no TFL3 file identifier"), std::string::npos);
+  // Every 4-byte word overwritten with a large offset: loads or fails, never reads outside.
+  size_t loaded = 0, refused = 0;
+  for (size_t at = 8; at + 4 <= good.size() && at < 4096; at += 4) {
+    std::string bad = good;
+    bad[at] = '\x00', bad[at + 1] = '\xf0', bad[at + 2] = '\xff', bad[at + 3] = '\x7f';
+    auto m2 = parse(bad);
+    if (m2) {
+      ++loaded;
+      llvm::consumeError((*m2)->invoke()); // may fail on a corrupted value, must not crash
+    } else {
+      ++refused;
+      llvm::consumeError(m2.takeError());
+    }
+  }
+  EXPECT_GT(refused, 0u);
+}
+
+} // namespace

@@ -1,0 +1,387 @@
+#!/usr/bin/python3
+"""Writes MLGO-shaped TFLite policy directories for the tests: our own model
+writer (Debian's python3-flatbuffers, no generated code), independent of the
+evaluator under test.
+
+  tflite_models.py KIND FEATURES.json OUTDIR [--seed N]
+
+KIND: inliner | constant1 | evict | evict_mask_argmax | malformed-NAME.
+FEATURES.json: the compiler's features as a log header lists them
+({"features": [{"name", "type", "shape"}...]}). Writes OUTDIR/model.tflite,
+OUTDIR/output_spec.json and OUTDIR/oracle.tflite: the same graph with every
+int64 graph input taken as float32 and CAST, and every int64 graph output
+CAST to int32, because the oracle's JavaScript API cannot read or write
+int64 tensors.
+"""
+import json
+import os
+import sys
+
+import flatbuffers
+import numpy as np
+
+FLOAT32, INT32, INT64, BOOL = 0, 2, 4, 6
+NP = {FLOAT32: np.float32, INT32: np.int32, INT64: np.int64, BOOL: np.bool_}
+# BuiltinOperator codes and their BuiltinOptions union ids (TFLite schema).
+OPS = {
+    "ADD": (0, 11), "CONCATENATION": (2, 10), "FULLY_CONNECTED": (9, 8), "MUL": (18, 21), "RESHAPE": (22, 17),
+    "GATHER": (36, 23), "SUB": (41, 28), "DIV": (42, 29), "CAST": (53, 37), "ARG_MAX": (56, 40), "TILE": (69, 51),
+    "EXPAND_DIMS": (70, 52), "EQUAL": (71, 53), "SQRT": (75, 0), "SQUARE": (92, 66), "SELECT_V2": (123, 98),
+    "BUCKETIZE": (147, 115), "SOFTMAX": (25, 9), "RELU": (19, 0), "ABS": (101, 78),
+}
+
+
+class Graph:
+    def __init__(self):
+        self.tensors = []  # dict(name, type, shape, data)
+        self.ops = []  # dict(op, ins, outs, options: list of (slot, kind, value))
+        self.inputs, self.outputs = [], []
+        self.custom = None
+        self.quantized = set()
+
+    def tensor(self, name, ttype, shape, data=None):
+        self.tensors.append({"name": name, "type": ttype, "shape": list(shape), "data": data})
+        return len(self.tensors) - 1
+
+    def const(self, name, array, ttype):
+        array = np.asarray(array, dtype=NP[ttype])
+        return self.tensor(name, ttype, array.shape, array.tobytes())
+
+    def op(self, name, ins, out_type, out_shape, options=(), out_name=None):
+        out = self.tensor(out_name or "t%d_%s" % (len(self.tensors), name.lower()), out_type, out_shape)
+        self.ops.append({"op": name, "ins": list(ins), "outs": [out], "options": list(options)})
+        return out
+
+    def shape(self, t):
+        return self.tensors[t]["shape"]
+
+
+def vector(b, values, kind):
+    prepend = {"i32": (4, b.PrependInt32), "f32": (4, b.PrependFloat32), "off": (4, b.PrependUOffsetTRelative)}
+    size, fn = prepend[kind]
+    b.StartVector(size, len(values), size)
+    for v in reversed(values):
+        fn(v)
+    return b.EndVector()
+
+
+def table(b, fields):
+    """fields: list of (slot, kind, value); offsets must be built already."""
+    b.StartObject(max([f[0] for f in fields] + [-1]) + 1)
+    for slot, kind, value in fields:
+        if kind == "off":
+            b.PrependUOffsetTRelativeSlot(slot, value, 0)
+        elif kind == "i8":
+            b.PrependInt8Slot(slot, value, -99)  # always written
+        elif kind == "u8":
+            b.PrependUint8Slot(slot, value, 255)
+        elif kind == "i32":
+            b.PrependInt32Slot(slot, value, -99999)
+        elif kind == "u32":
+            b.PrependUint32Slot(slot, value, 0xFFFFFFFF)
+        elif kind == "i64":
+            b.PrependInt64Slot(slot, value, -99999)
+    return b.EndObject()
+
+
+def serialize(g, oracle=False, signature=True):
+    g = twin(g) if oracle else g
+    b = flatbuffers.Builder(1 << 16)
+    # Buffers: 0 is the empty sentinel.
+    buffer_of, buffers = {}, []
+    empty = table(b, [])
+    buffers.append(empty)
+    for i, t in enumerate(g.tensors):
+        if t["data"] is not None:
+            data = b.CreateNumpyVector(np.frombuffer(t["data"], dtype=np.uint8))
+            buffers.append(table(b, [(0, "off", data)]))
+            buffer_of[i] = len(buffers) - 1
+    tensors = []
+    for i, t in enumerate(g.tensors):
+        name = b.CreateString(t["name"])
+        shape = vector(b, t["shape"], "i32")
+        fields = [(0, "off", shape), (1, "i8", t["type"]), (2, "u32", buffer_of.get(i, 0)), (3, "off", name)]
+        if i in g.quantized:
+            scale = vector(b, [0.5], "f32")
+            b.StartVector(8, 1, 8)
+            b.PrependInt64(0)
+            zero = b.EndVector()
+            fields.append((4, "off", table(b, [(2, "off", scale), (3, "off", zero)])))
+        tensors.append(table(b, fields))
+    codes, code_index = [], {}
+    ops = []
+    for o in g.ops:
+        code, options_type = OPS[o["op"]] if o["op"] in OPS else (32, 0)
+        key = o["op"]
+        if key not in code_index:
+            fields = [(0, "i8", min(code, 127)), (2, "i32", 1), (3, "i32", code)]
+            if code == 32:
+                fields.append((1, "off", b.CreateString(g.custom or "MyCustomOp")))
+            codes.append(table(b, fields))
+            code_index[key] = len(codes) - 1
+        opt_fields = []
+        for slot, kind, value in o["options"]:
+            if kind == "vf32":
+                opt_fields.append((slot, "off", vector(b, list(value), "f32")))
+            elif kind == "vi32":
+                opt_fields.append((slot, "off", vector(b, list(value), "i32")))
+            else:
+                opt_fields.append((slot, kind, value))
+        options = table(b, opt_fields) if options_type else None
+        ins = vector(b, o["ins"], "i32")
+        outs = vector(b, o["outs"], "i32")
+        fields = [(0, "u32", code_index[key]), (1, "off", ins), (2, "off", outs)]
+        if options is not None:
+            fields += [(3, "u8", options_type), (4, "off", options)]
+        ops.append(table(b, fields))
+    sg = table(b, [(0, "off", vector(b, tensors, "off")), (1, "off", vector(b, g.inputs, "i32")),
+                   (2, "off", vector(b, g.outputs, "i32")), (3, "off", vector(b, ops, "off")),
+                   (4, "off", b.CreateString("main"))])
+    fields = [(0, "u32", 3), (1, "off", vector(b, codes, "off")), (2, "off", vector(b, [sg], "off")),
+              (3, "off", b.CreateString("mlgo-corpus test model")), (4, "off", vector(b, buffers, "off"))]
+    if signature:
+        def maps(indexes, strip):
+            out = []
+            for i in indexes:
+                name = g.tensors[i]["name"]
+                key = name[:-2] if strip and name.endswith(":0") else name
+                out.append(table(b, [(0, "off", b.CreateString(key)), (1, "u32", i)]))
+            return vector(b, out, "off")
+        sig_in = maps(g.inputs, True)
+        sig_out = maps(g.outputs, True)
+        sig = table(b, [(0, "off", sig_in), (1, "off", sig_out), (2, "off", b.CreateString("action")),
+                        (4, "u32", 0)])
+        fields.append((7, "off", vector(b, [sig], "off")))
+    model = table(b, fields)
+    b.Finish(model, file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def twin(g):
+    """The oracle's copy: int64 graph inputs arrive as float32, int64 outputs leave as int32."""
+    t = Graph()
+    t.tensors = [dict(x) for x in g.tensors]
+    t.ops, t.inputs, t.outputs = [], [], []
+    for i in g.inputs:
+        if g.tensors[i]["type"] == INT64:
+            f = t.tensor(g.tensors[i]["name"], FLOAT32, g.tensors[i]["shape"])
+            t.tensors[i]["name"] += "/as_int64"
+            t.ops.append({"op": "CAST", "ins": [f], "outs": [i], "options": []})
+            t.inputs.append(f)
+        else:
+            t.inputs.append(i)
+    t.ops += g.ops
+    for i in g.outputs:
+        if g.tensors[i]["type"] == INT64:
+            t.outputs.append(t.op("CAST", [i], INT32, g.tensors[i]["shape"], out_name=g.tensors[i]["name"] + "/int32"))
+        else:
+            t.outputs.append(i)
+    return t
+
+
+def boundaries(rng, kind):
+    """999 sorted float32 quantile edges, duplicates included, as the vocab makes them."""
+    if kind == 0:
+        return np.zeros(999, dtype=np.float32)  # a feature that is always 0
+    samples = rng.geometric(1.0 / (2 + 10 * kind), size=20000) - 1
+    return np.sort(np.quantile(samples, np.linspace(0, 1, 999)).astype(np.float32))
+
+
+def dense(g, rng, x, units, activation, keep=False):
+    inputs = g.shape(x)[-1]
+    w = g.const("w%d" % len(g.tensors), rng.normal(0, 1.0 / np.sqrt(inputs), (units, inputs)), FLOAT32)
+    bias = g.const("b%d" % len(g.tensors), rng.normal(0, 0.1, units), FLOAT32)
+    shape = g.shape(x)[:-1] + [units] if keep else [int(np.prod(g.shape(x)) // inputs), units]
+    return g.op("FULLY_CONNECTED", [x, w, bias], FLOAT32, shape,
+                [(0, "i8", activation), (1, "i8", 0), (2, "u8", 1 if keep else 0)])
+
+
+def spec(logging_name, tensor, ttype, shape):
+    return {"logging_name": logging_name,
+            "tensor_spec": {"name": tensor.rsplit(":", 1)[0], "port": 0, "type": ttype, "shape": shape}}
+
+
+def training_inputs(g):
+    for name, ttype in (("action_discount", FLOAT32), ("action_reward", FLOAT32), ("action_step_type", INT32)):
+        g.inputs.append(g.tensor(name, ttype, [1]))
+
+
+def type_of(feature):
+    return {"int64_t": INT64, "float": FLOAT32, "int32_t": INT32}[feature["type"]]
+
+
+def inliner(features, rng, zero_fed=True):
+    g = Graph()
+    training_inputs(g)
+    names = [f for f in features if f["name"] not in ("inlining_default", "inlining_decision")]
+    names = names[:-2]  # an older model: the compiler's last features are ignored
+    if zero_fed:
+        names = names + [{"name": "future_feature", "type": "int64_t", "shape": [1]}]  # fed zeros
+    pieces = []
+    for k, f in enumerate(names):
+        x = g.tensor("action_%s:0" % f["name"], type_of(f), f["shape"])
+        g.inputs.append(x)
+        b = boundaries(rng, k % 5)
+        bucket = g.op("BUCKETIZE", [x], INT32, f["shape"], [(0, "vf32", b)])
+        as_float = g.op("CAST", [bucket], FLOAT32, f["shape"])
+        count = g.const("count%d" % k, np.float32(len(b)), FLOAT32)
+        norm = g.op("DIV", [as_float, count], FLOAT32, f["shape"], [(0, "i8", 0)])
+        axis = g.const("axis%d" % k, np.int32(-1), INT32)
+        col = g.op("EXPAND_DIMS", [norm, axis], FLOAT32, f["shape"] + [1])
+        sq = (g.op("SQUARE", [col], FLOAT32, f["shape"] + [1]) if k % 2
+              else g.op("MUL", [col, col], FLOAT32, f["shape"] + [1], [(0, "i8", 0)]))
+        parts = [col, sq]
+        if k % 7 == 3:
+            parts.append(g.op("SQRT", [col], FLOAT32, f["shape"] + [1]))
+        pieces.append(g.op("CONCATENATION", parts, FLOAT32, [1, len(parts)], [(0, "i32", -1), (1, "i8", 0)]))
+    width = sum(g.shape(p)[-1] for p in pieces)
+    x = g.op("CONCATENATION", pieces, FLOAT32, [1, width], [(0, "i32", -1), (1, "i8", 0)])
+    x = dense(g, rng, x, 40, 1)
+    x = dense(g, rng, x, 40, 1)
+    x = dense(g, rng, x, 20, 1)
+    logits = dense(g, rng, x, 2, 0)
+    g.tensors[logits]["name"] = "inlining_logits:0"
+    axis = g.const("argmax_axis", np.int32(1), INT32)
+    decision = g.op("ARG_MAX", [logits, axis], INT64, [1], [(0, "i8", INT64)], out_name="inlining_decision:0")
+    g.outputs = [decision, logits]
+    return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [1]),
+               spec("inlining_logits", "inlining_logits:0", "float", [1, 2])]
+
+
+def constant1(features, rng):
+    """LLVM's trivial inliner test model: every call site is inlined."""
+    g = Graph()
+    training_inputs(g)
+    x = g.tensor("action_callee_users:0", INT64, [1])
+    g.inputs.append(x)
+    zero = g.const("zero", np.array([0], dtype=np.int64), INT64)
+    one = g.const("one", np.array([1], dtype=np.int64), INT64)
+    nothing = g.op("MUL", [x, zero], INT64, [1], [(0, "i8", 0)])
+    decision = g.op("ADD", [nothing, one], INT64, [1], [(0, "i8", 0)], out_name="inlining_decision:0")
+    g.outputs = [decision]
+    return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [1])]
+
+
+def evict(features, rng):
+    g = Graph()
+    training_inputs(g)
+    cols, mask = [], None
+    float_flagged = False
+    stage_table = g.const("stage_embedding", rng.normal(0, 1, (7, 4)), FLOAT32)
+    for k, f in enumerate(features):
+        n = int(np.prod(f["shape"]))
+        name = f["name"]
+        if name == "index_to_evict" or (n != 33 and n != 1):
+            continue  # other shapes: ignored by this model
+        x = g.tensor("action_%s:0" % name, type_of(f), f["shape"])
+        g.inputs.append(x)
+        flat = x if f["shape"] == [n] else g.op("RESHAPE", [x], type_of(f), [n], [(0, "vi32", [n])])
+        if name == "mask":
+            one = g.const("mask_one", np.array([1], dtype=NP[type_of(f)]), type_of(f))
+            mask = g.op("EQUAL", [flat, one], BOOL, [33])
+            continue
+        if n == 1:  # progress: one scalar tiled across the columns
+            multiples = g.const("tile%d" % k, np.array([33], dtype=np.int32), INT32)
+            tiled = g.op("TILE", [flat, multiples], type_of(f), [33])
+            as_float = tiled if type_of(f) == FLOAT32 else g.op("CAST", [tiled], FLOAT32, [33])
+            cols.append(g.op("EXPAND_DIMS", [as_float, g.const("ax%d" % k, np.int32(1), INT32)], FLOAT32, [33, 1]))
+            continue
+        if name.endswith("_stage") and type_of(f) == INT64:
+            cols.append(g.op("GATHER", [stage_table, flat], FLOAT32, [33, 4], [(0, "i32", 0), (1, "i32", 0)]))
+            continue
+        if k % 6 == 5:  # discarded by the model
+            continue
+        if type_of(f) == FLOAT32 and not float_flagged:
+            float_flagged = True
+            inf = g.const("inf%d" % k, np.array([np.inf], dtype=np.float32), FLOAT32)
+            flag = g.op("EQUAL", [flat, inf], BOOL, [33])
+            flag = g.op("CAST", [flag], FLOAT32, [33])
+            cols.append(g.op("EXPAND_DIMS", [flag, g.const("axf%d" % k, np.int32(1), INT32)], FLOAT32, [33, 1]))
+        b = boundaries(rng, k % 5)
+        bucket = g.op("BUCKETIZE", [flat], INT32, [33], [(0, "vf32", b)])
+        as_float = g.op("CAST", [bucket], FLOAT32, [33])
+        norm = g.op("DIV", [as_float, g.const("n%d" % k, np.float32(len(b)), FLOAT32)], FLOAT32, [33], [(0, "i8", 0)])
+        cols.append(g.op("EXPAND_DIMS", [norm, g.const("ax%d" % k, np.int32(1), INT32)], FLOAT32, [33, 1]))
+    width = sum(g.shape(c)[-1] for c in cols)
+    x = g.op("CONCATENATION", cols, FLOAT32, [33, width], [(0, "i32", 1), (1, "i8", 0)])
+    x = g.op("RESHAPE", [x, g.const("rank3", np.array([1, 33, width], dtype=np.int32), INT32)], FLOAT32,
+             [1, 33, width], [(0, "vi32", [1, 33, width])])
+    x = dense(g, rng, x, 80, 1, keep=True)
+    x = dense(g, rng, x, 40, 1, keep=True)
+    x = dense(g, rng, x, 1, 0, keep=True)
+    logits = g.op("RESHAPE", [x, g.const("flat", np.array([1, 33], dtype=np.int32), INT32)], FLOAT32, [1, 33],
+                  [(0, "vi32", [1, 33])])
+    mask2 = g.op("RESHAPE", [mask, g.const("mask2", np.array([1, 33], dtype=np.int32), INT32)], BOOL, [1, 33],
+                 [(0, "vi32", [1, 33])])
+    lowest = g.const("lowest", np.array([np.finfo(np.float32).min], dtype=np.float32), FLOAT32)
+    masked = g.op("SELECT_V2", [mask2, logits, lowest], FLOAT32, [1, 33], out_name="evict_logits:0")
+    decision = g.op("ARG_MAX", [masked, g.const("evict_axis", np.int32(1), INT32)], INT64, [1],
+                    [(0, "i8", INT64)], out_name="index_to_evict:0")
+    g.outputs = [decision, masked]
+    return g, [spec("index_to_evict", "index_to_evict:0", "int64_t", [1]),
+               spec("evict_logits", "evict_logits:0", "float", [1, 33])]
+
+
+def evict_mask_argmax(features, rng):
+    """LLVM's trivial eviction test model: the arg-max of the mask."""
+    g = Graph()
+    mask = g.tensor("action_mask:0", INT64, [33])
+    g.inputs.append(mask)
+    decision = g.op("ARG_MAX", [mask, g.const("axis", np.int32(0), INT32)], INT64, [], [(0, "i8", INT64)],
+                    out_name="index_to_evict:0")
+    g.outputs = [decision]
+    return g, [spec("index_to_evict", "index_to_evict:0", "int64_t", [1])]
+
+
+def malformed(kind, features, rng):
+    if kind == "unknown-operator":
+        g, s = inliner(features, rng)
+        g.ops[5]["op"] = "SOFTMAX"
+        return g, s
+    if kind == "custom-operator":
+        g, s = inliner(features, rng)
+        g.ops[5]["op"] = "CUSTOM"
+        g.custom = "MlgoSecretSauce"
+        return g, s
+    if kind == "quantized":
+        g, s = inliner(features, rng)
+        g.quantized.add(g.inputs[4])
+        return g, s
+    if kind == "shape-mismatch":  # callee_users as two int64s: 16 bytes against the compiler's 8
+        g, s = constant1(features, rng)
+        g.tensors[g.inputs[-1]]["name"] = "action_caller_users:0"
+        g.inputs.append(g.tensor("action_callee_users:0", INT64, [2]))
+        return g, s
+    if kind == "bad-output-spec":
+        g, s = constant1(features, rng)
+        return g, [spec("inlining_decision", "no_such_output:0", "int64_t", [1])]
+    raise SystemExit("unknown malformed kind " + kind)
+
+
+def main():
+    args = sys.argv[1:]
+    seed = 1
+    if "--seed" in args:
+        i = args.index("--seed")
+        seed = int(args[i + 1])
+        del args[i:i + 2]
+    kind, features_path, out = args
+    features = json.load(open(features_path))["features"]
+    rng = np.random.default_rng(seed)
+    builders = {"inliner": inliner, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax}
+    if kind.startswith("malformed-"):
+        g, output_spec = malformed(kind[len("malformed-"):], features, rng)
+    else:
+        g, output_spec = builders[kind](features, rng)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "model.tflite"), "wb") as f:
+        f.write(serialize(g))
+    if not kind.startswith("malformed-"):
+        with open(os.path.join(out, "oracle.tflite"), "wb") as f:
+            f.write(serialize(g, oracle=True))
+    with open(os.path.join(out, "output_spec.json"), "w") as f:
+        json.dump(output_spec, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
