@@ -364,6 +364,20 @@ template <typename T> void argMax(const TFLiteModel::Op &op) {
     }
 }
 
+// Eight partial sums per dot product, so the compiler can vectorise it
+// (TFLite's own kernels also sum in a different order than a naive loop).
+inline float dot(const float *a, const float *b, size_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t k = 0; k < 8; ++k)
+      part[k] += a[i + k] * b[i + k];
+  float sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
 void fullyConnected(const TFLiteModel::Op &op) {
   const float *x = in<float>(op, 0), *w = in<float>(op, 1);
   const float *bias = op.InData.size() > 2 && op.InData[2] ? in<float>(op, 2) : nullptr;
@@ -371,10 +385,7 @@ void fullyConnected(const TFLiteModel::Op &op) {
   for (size_t r = 0; r < op.Rows; ++r) {
     const float *row = x + r * op.Cols;
     for (size_t u = 0; u < op.Units; ++u) {
-      const float *weights = w + u * op.Cols;
-      float sum = 0;
-      for (size_t c = 0; c < op.Cols; ++c)
-        sum += row[c] * weights[c];
+      float sum = dot(row, w + u * op.Cols, op.Cols);
       if (bias)
         sum += bias[u];
       o[r * op.Units + u] = activate<float>(sum, op.Activation);
@@ -531,8 +542,9 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     return options ? options->scalar<decltype(fallback)>(field, fallback) : fallback;
   };
   auto checkActivation = [&](int a) {
-    if (a < 0 || a > 4)
-      refuse(op, "fused activation " + std::to_string(a) + " is not implemented");
+    // TFLite's kernels apply only these; others (TANH, SIGN_BIT) are refused rather than guessed.
+    if (a < 0 || a > 3)
+      refuse(op, std::string("fused activation ") + (a == 4 ? "TANH" : std::to_string(a)) + " is not implemented");
     op.Activation = a;
     if (a)
       op.Label += std::string("(") + activationName(a) + ")";
@@ -719,7 +731,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
   case ARG_MAX: {
     need(2, 2, 1);
     const TensorInfo &a = T(op.In[0]), &o = T(op.Out[0]);
-    expectType(op, a, {DType::Float32, DType::Int32, DType::Int64});
+    expectType(op, a, {DType::Float32, DType::Int32}); // TFLite's kernel takes no int64 input either
     expectType(op, o, {DType::Int32, DType::Int64});
     std::vector<int64_t> axis = constInts(op, T(op.In[1]), constant(op.In[1]), "the axis");
     if (axis.size() != 1)
@@ -728,7 +740,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     std::vector<int64_t> shape = a.Shape;
     shape.erase(shape.begin() + ax);
     expectShape(op, o, shape);
-    int8_t outputType = opt(0, int8_t(4)); // TensorType: INT64 4, INT32 2
+    int8_t outputType = opt(0, int8_t(0)); // TensorType: INT64 4, INT32 2 (absent: FLOAT32, which TFLite refuses)
     if ((outputType == 4) != (o.Type == DType::Int64))
       refuse(op, "output_type does not match the output tensor's type");
     op.Outer = op.Inner = 1;

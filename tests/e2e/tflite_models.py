@@ -5,7 +5,7 @@ evaluator under test.
 
   tflite_models.py KIND FEATURES.json OUTDIR [--seed N]
 
-KIND: inliner | constant1 | evict | evict_mask_argmax | malformed-NAME.
+KIND: inliner | constant1 | evict | evict_mask_argmax | insurance | malformed-NAME.
 FEATURES.json: the compiler's features as a log header lists them
 ({"features": [{"name", "type", "shape"}...]}). Writes OUTDIR/model.tflite,
 OUTDIR/output_spec.json and OUTDIR/oracle.tflite: the same graph with every
@@ -27,7 +27,10 @@ OPS = {
     "ADD": (0, 11), "CONCATENATION": (2, 10), "FULLY_CONNECTED": (9, 8), "MUL": (18, 21), "RESHAPE": (22, 17),
     "GATHER": (36, 23), "SUB": (41, 28), "DIV": (42, 29), "CAST": (53, 37), "ARG_MAX": (56, 40), "TILE": (69, 51),
     "EXPAND_DIMS": (70, 52), "EQUAL": (71, 53), "SQRT": (75, 0), "SQUARE": (92, 66), "SELECT_V2": (123, 98),
-    "BUCKETIZE": (147, 115), "SOFTMAX": (25, 9), "RELU": (19, 0), "ABS": (101, 78),
+    "BUCKETIZE": (147, 115), "SOFTMAX": (25, 9), "RELU": (19, 0), "ABS": (101, 78), "TRANSPOSE": (39, 26),
+    "BROADCAST_TO": (130, 104), "SQUARED_DIFFERENCE": (99, 76), "LOG": (73, 0), "MEAN": (40, 27),
+    "ZEROS_LIKE": (93, 67), "FILL": (94, 68), "SELECT": (64, 47), "SQUEEZE": (43, 30), "RELU6": (21, 0),
+    "TANH": (28, 0),
 }
 
 
@@ -114,7 +117,8 @@ def serialize(g, oracle=False, signature=True):
         code, options_type = OPS[o["op"]] if o["op"] in OPS else (32, 0)
         key = o["op"]
         if key not in code_index:
-            fields = [(0, "i8", min(code, 127)), (2, "i32", 1), (3, "i32", code)]
+            # TFLite registers BROADCAST_TO from version 2 on.
+            fields = [(0, "i8", min(code, 127)), (2, "i32", 2 if key == "BROADCAST_TO" else 1), (3, "i32", code)]
             if code == 32:
                 fields.append((1, "off", b.CreateString(g.custom or "MyCustomOp")))
             codes.append(table(b, fields))
@@ -327,10 +331,57 @@ def evict_mask_argmax(features, rng):
     g = Graph()
     mask = g.tensor("action_mask:0", INT64, [33])
     g.inputs.append(mask)
-    decision = g.op("ARG_MAX", [mask, g.const("axis", np.int32(0), INT32)], INT64, [], [(0, "i8", INT64)],
+    as_int32 = g.op("CAST", [mask], INT32, [33])  # TFLite's ARG_MAX takes no int64 input
+    decision = g.op("ARG_MAX", [as_int32, g.const("axis", np.int32(0), INT32)], INT64, [], [(0, "i8", INT64)],
                     out_name="index_to_evict:0")
     g.outputs = [decision]
     return g, [spec("index_to_evict", "index_to_evict:0", "int64_t", [1])]
+
+
+def insurance(features, rng):
+    """The spec's less common builtins on real inliner features: TRANSPOSE, BROADCAST_TO, SUB, SQUARED_DIFFERENCE,
+    ABS, LOG, SQRT, MEAN, ZEROS_LIKE, FILL, RELU, RELU6, TANH, SELECT, SQUEEZE, int32 GATHER, a bias-less dense."""
+    g = Graph()
+    names = [f for f in features if f["name"] not in ("inlining_default", "inlining_decision")][:8]
+    cols = []
+    for f in names:
+        x = g.tensor("action_%s:0" % f["name"], INT64, [1])
+        g.inputs.append(x)
+        cols.append(g.op("EXPAND_DIMS", [g.op("CAST", [x], FLOAT32, [1]), g.const("e%d" % len(cols), np.int32(0), INT32)],
+                         FLOAT32, [1, 1]))
+    n = len(cols)
+    x = g.op("CONCATENATION", cols, FLOAT32, [1, n], [(0, "i32", 1), (1, "i8", 0)])
+    t = g.op("TRANSPOSE", [x, g.const("perm", np.array([1, 0], dtype=np.int32), INT32)], FLOAT32, [n, 1])
+    b = g.op("BROADCAST_TO", [t, g.const("bshape", np.array([n, 3], dtype=np.int32), INT32)], FLOAT32, [n, 3])
+    c = g.op("SUB", [b, g.const("offsets", np.array([1.5, -2.0, 7.0], dtype=np.float32), FLOAT32)], FLOAT32, [n, 3],
+             [(0, "i8", 0), (1, "u8", 0)])
+    d = g.op("SQUARED_DIFFERENCE", [c, g.const("centre", rng.normal(0, 3, (n, 1)), FLOAT32)], FLOAT32, [n, 3])
+    e = g.op("ABS", [g.op("SUB", [d, g.const("fifty", np.float32(50), FLOAT32)], FLOAT32, [n, 3],
+                          [(0, "i8", 0), (1, "u8", 0)])], FLOAT32, [n, 3])
+    f = g.op("LOG", [g.op("ADD", [e, g.const("one_f", np.float32(1), FLOAT32)], FLOAT32, [n, 3],
+                          [(0, "i8", 0), (1, "u8", 0)])], FLOAT32, [n, 3])
+    h = g.op("SQRT", [f], FLOAT32, [n, 3])
+    m = g.op("MEAN", [h, g.const("axes", np.array([1], dtype=np.int32), INT32)], FLOAT32, [n], [(0, "u8", 0)])
+    z = g.op("ZEROS_LIKE", [m], FLOAT32, [n])
+    fill = g.op("FILL", [g.const("dims", np.array([n], dtype=np.int32), INT32), g.const("half", np.float32(1.9), FLOAT32)],
+                FLOAT32, [n])
+    cond = g.op("EQUAL", [g.op("RELU", [g.op("SUB", [m, fill], FLOAT32, [n], [(0, "i8", 0), (1, "u8", 0)])],
+                               FLOAT32, [n]), z], BOOL, [n])
+    sel = g.op("SELECT", [cond, fill, m], FLOAT32, [n])
+    sq = g.op("SQUEEZE", [g.op("EXPAND_DIMS", [sel, g.const("e0", np.int32(0), INT32)], FLOAT32, [1, n])], FLOAT32,
+              [n], [(0, "vi32", [0])])
+    picked = g.op("GATHER", [sq, g.const("pick", np.array([n - 1, 0, 3], dtype=np.int32), INT32)], FLOAT32, [3],
+                  [(0, "i32", 0), (1, "i32", 0)])
+    w = g.const("w_nobias", rng.normal(0, 1, (4, 3)), FLOAT32)
+    dense4 = g.op("FULLY_CONNECTED", [picked, w, -1], FLOAT32, [1, 4], [(0, "i8", 2), (1, "i8", 0), (2, "u8", 0)])
+    out = g.op("RELU6", [g.op("TANH", [dense4], FLOAT32, [1, 4])], FLOAT32, [1, 4], out_name="insurance_out:0")
+    decision = g.op("ARG_MAX", [sq, g.const("am", np.int32(0), INT32)], INT64, [], [(0, "i8", INT64)],
+                    out_name="inlining_decision:0")
+    g.outputs = [decision, out, sq]
+    g.tensors[sq]["name"] = "insurance_selected:0"
+    return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [1]),
+               spec("insurance_out", "insurance_out:0", "float", [1, 4]),
+               spec("insurance_selected", "insurance_selected:0", "float", [n])]
 
 
 def malformed(kind, features, rng):
@@ -368,7 +419,8 @@ def main():
     kind, features_path, out = args
     features = json.load(open(features_path))["features"]
     rng = np.random.default_rng(seed)
-    builders = {"inliner": inliner, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax}
+    builders = {"inliner": inliner, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax,
+                "insurance": insurance}
     if kind.startswith("malformed-"):
         g, output_spec = malformed(kind[len("malformed-"):], features, rng)
     else:

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <set>
+#include <sys/resource.h>
 
 using namespace mlgo;
 using namespace mlgo::model;
@@ -195,10 +197,21 @@ int evalJson(PolicyModel &policy, std::istream &in, const std::string &source) {
         return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name + "' has " +
                     std::to_string(values.size()) + " values, the model takes " + std::to_string(spec.elementCount()));
       for (size_t i = 0; i < values.size(); ++i) {
-        if (!values[i].is_number() && !values[i].is_boolean())
-          return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name + "' is not numeric");
+        // JSON has no infinities or NaN: "inf", "-inf" and "nan" stand for them.
+        std::optional<double> special;
+        if (values[i].is_string()) {
+          const std::string &text = values[i].get_ref<const std::string &>();
+          if (text == "inf" || text == "-inf" || text == "nan")
+            special = text == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                                    : (text[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+        }
+        if (!values[i].is_number() && !values[i].is_boolean() && !special)
+          return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name +
+                      "' is not a number (nor \"inf\", \"-inf\", \"nan\")");
+        if (special && spec.Type != ElementType::Float)
+          return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name + "' is an integer input");
         char *at = bytes[f].data() + i * elementSize(spec.Type);
-        double v = values[i].is_boolean() ? values[i].get<bool>() : values[i].get<double>();
+        double v = special ? *special : values[i].is_boolean() ? values[i].get<bool>() : values[i].get<double>();
         if (spec.Type == ElementType::Float) {
           float x = static_cast<float>(v);
           std::memcpy(at, &x, 4);
@@ -275,7 +288,8 @@ int main(int argc, char **argv) {
   auto *obsOpt = evalCmd->add_option(
       "--observation,--observations", observations,
       "A JSON file ('-' for standard input): one object, or one object per line (training-log dump's jsonl), "
-      "mapping feature names to a number or an array. Model inputs it does not name are fed zeros.");
+      "mapping feature names to a number or an array (\"inf\", \"-inf\", \"nan\" for values JSON cannot "
+      "hold). Model inputs it does not name are fed zeros.");
   auto *logOpt = evalCmd->add_option("--log", log,
                                      "A training log: evaluate every observation, features bound by "
                                      "the log's header as harvest-logs binds the compiler's.");
@@ -313,8 +327,14 @@ int main(int argc, char **argv) {
     std::vector<llvm::StringRef> pieces(features.size());
     size_t count = 0;
     int64_t sink = 0;
-    auto start = std::chrono::steady_clock::now();
-    double seconds = 0;
+    // CPU time, not wall time: a loaded machine must not inflate the figure.
+    auto cpu = [] {
+      struct rusage usage {};
+      ::getrusage(RUSAGE_SELF, &usage);
+      return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    };
+    double start = cpu(), seconds = 0;
     while (seconds < 1.0) {
       for (const std::string &obs : observationsBytes) {
         size_t offset = 0;
@@ -327,7 +347,7 @@ int main(int argc, char **argv) {
         sink += (*policy)->decision();
         ++count;
       }
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      seconds = cpu() - start;
     }
     nlohmann::ordered_json r;
     r["decisions"] = count;
