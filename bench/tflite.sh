@@ -11,10 +11,12 @@
 #      (mlgo-policy eval --bench) against TFLite itself (the npm
 #      @tensorflow/tfjs-tflite WebAssembly build, with Node) on the same model;
 #   2. harvest-logs --policy=tflite:DIR against --policy=default, same corpus,
-#      same workers (2). The tflite harvest is run twice and the second is
-#      timed, so that its reward's default-size compiles come from the cache
-#      both runs share. The harvester's own CPU per decision (summary.json)
-#      isolates the policy's cost from the compiles, whose inlining differs.
+#      same workers (2), with the inliner_echo model: the same network, its
+#      arg-max then forced to inlining_default, so both harvests do the same
+#      compile work and the difference is the policy's (a random network's
+#      decisions would change what opt and llc compile). The tflite harvest
+#      is run twice and the second is timed, so that its reward's
+#      default-size compiles come from the cache both runs share.
 # Needs: a build (scripts/setup.sh), python3-flatbuffers, node + the npm
 # oracle (scripts/test.sh installs it into the build tree).
 set -euo pipefail
@@ -66,6 +68,7 @@ header = json.loads(open(sys.argv[1], "rb").readline())
 json.dump({"features": header["features"]}, open(sys.argv[2], "w"))
 PY
 /usr/bin/python3 "$root/tests/e2e/tflite_models.py" inliner "$dir/features.json" "$dir/policy" --seed 1
+/usr/bin/python3 "$root/tests/e2e/tflite_models.py" inliner_echo "$dir/features.json" "$dir/echo" --seed 1
 
 ours=$("$bin/mlgo-policy" eval "$dir/policy" --log "$log" --bench)
 ours_us=$(echo "$ours" | grep -o '"us_per_decision":[0-9.e+-]*' | cut -d: -f2)
@@ -77,9 +80,9 @@ else
   echo "bench: no TFLite oracle in $wasm (scripts/test.sh installs it)" >&2
 fi
 
-"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/policy" --num_workers=2
+"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/echo" --num_workers=2
 t2=$(now)
-"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/policy" --num_workers=2 \
+"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/echo" --num_workers=2 \
   --force
 t3=$(now)
 
@@ -92,7 +95,7 @@ tcpu=$(field harvester_cpu_seconds "$dir/tflite/summary.json")
 echo "per-decision evaluation (inliner-shaped policy, $(grep -c . "$dir/obs.jsonl") logged feature vectors):"
 printf '  ours %.2f us   TFLite (npm wasm) %s us   ratio %s\n' "$ours_us" "$theirs_us" \
   "$( [ "$theirs_us" = nan ] && echo nan || printf '%.1fx' "$(echo "$theirs_us / $ours_us" | bc -l)")"
-echo "harvest of $n modules, 2 workers:"
+echo "harvest of $n modules, 2 workers (tflite: the inliner_echo policy, default's decisions):"
 printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' default "$(printf '%.2f' "$default_s")" \
   "$dd" "$dcpu" "$(echo "$dcpu * 1000000 / $dd" | bc -l)"
 printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' tflite "$(printf '%.2f' "$tflite_s")" \

@@ -371,6 +371,22 @@ TEST_F(TFLitePolicy, TheConstantModelInlinesEveryCallSiteOffered) {
   EXPECT_GE(total, byDefault);
 }
 
+TEST_F(TFLitePolicy, AModelEchoingTheDefaultReproducesTheDefaultHarvest) {
+  // The full network, its arg-max forced to inlining_default (the bench's harvest model).
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + model("inliner_echo")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  for (const char *name : {"m1.o", "m2.o"}) {
+    auto echoed = readObservations(out + "/logs/" + name + ".log");
+    auto byDefault = readObservations(dir("default/logs/") + name + ".log");
+    ASSERT_EQ(echoed.size(), byDefault.size()) << name;
+    for (size_t i = 0; i < echoed.size(); ++i) {
+      ASSERT_EQ(echoed[i]["inlining_decision"], byDefault[i]["inlining_decision"]) << name << " " << i;
+      ASSERT_EQ(echoed[i]["callee_users"], byDefault[i]["callee_users"]) << name << " " << i;
+    }
+  }
+}
+
 TEST_F(TFLitePolicy, HarvestEvictionsWithAnEvictionModel) {
   std::string m = model("evict", true, 1);
   std::string out = Work / "out";

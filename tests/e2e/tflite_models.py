@@ -5,7 +5,7 @@ evaluator under test.
 
   tflite_models.py KIND FEATURES.json OUTDIR [--seed N]
 
-KIND: inliner | constant1 | evict | evict_mask_argmax | insurance | malformed-NAME.
+KIND: inliner | inliner_echo | constant1 | evict | evict_mask_argmax | insurance | malformed-NAME.
 FEATURES.json: the compiler's features as a log header lists them
 ({"features": [{"name", "type", "shape"}...]}). Writes OUTDIR/model.tflite,
 OUTDIR/output_spec.json and OUTDIR/oracle.tflite: the same graph with every
@@ -252,6 +252,28 @@ def inliner(features, rng, zero_fed=True):
                spec("inlining_logits", "inlining_logits:0", "float", [1, 2])]
 
 
+def inliner_echo(features, rng):
+    """The inliner-shaped network, whose arg-max is then forced to the compiler's inlining_default: the full
+    evaluation cost, the default inliner's decisions (so a harvest does the same compile work as --policy=default)."""
+    g, specs = inliner(features, rng)
+    logits = g.outputs[1]
+    decision_op = g.ops.pop()  # the ARG_MAX
+    g.tensors[logits]["name"] = "network_logits"
+    default = g.tensor("action_inlining_default:0", INT64, [1])
+    g.inputs.append(default)
+    d = g.op("EXPAND_DIMS", [g.op("CAST", [default], FLOAT32, [1]), g.const("e_def", np.int32(-1), INT32)],
+             FLOAT32, [1, 1])
+    push = g.op("MUL", [d, g.const("push", np.array([[-2000, 2000]], dtype=np.float32), FLOAT32)], FLOAT32, [1, 2],
+                [(0, "i8", 0)])
+    push = g.op("ADD", [push, g.const("bias_def", np.array([[1000, -1000]], dtype=np.float32), FLOAT32)], FLOAT32,
+                [1, 2], [(0, "i8", 0), (1, "u8", 0)])
+    forced = g.op("ADD", [logits, push], FLOAT32, [1, 2], [(0, "i8", 0), (1, "u8", 0)], out_name="inlining_logits:0")
+    decision_op["ins"][0] = forced
+    g.ops.append(decision_op)
+    g.outputs = [decision_op["outs"][0], forced]
+    return g, specs
+
+
 def constant1(features, rng):
     """LLVM's trivial inliner test model: every call site is inlined."""
     g = Graph()
@@ -419,7 +441,7 @@ def main():
     kind, features_path, out = args
     features = json.load(open(features_path))["features"]
     rng = np.random.default_rng(seed)
-    builders = {"inliner": inliner, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax,
+    builders = {"inliner": inliner, "inliner_echo": inliner_echo, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax,
                 "insurance": insurance}
     if kind.startswith("malformed-"):
         g, output_spec = malformed(kind[len("malformed-"):], features, rng)
