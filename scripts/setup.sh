@@ -10,6 +10,7 @@ packages=(
   cmake ninja-build g++ pkg-config time
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
+  slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do

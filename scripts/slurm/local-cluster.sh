@@ -32,6 +32,8 @@ cluster_pids() {
 import os, sys
 conf, socket = sys.argv[1], sys.argv[2]
 for pid in filter(str.isdigit, os.listdir("/proc")):
+    if int(pid) == os.getpid():
+        continue
     try:
         with open(f"/proc/{pid}/stat") as f:
             if f.read().rsplit(")", 1)[1].split()[0] == "Z":

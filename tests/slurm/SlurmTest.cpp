@@ -182,11 +182,12 @@ TEST_F(SlurmHarvest, ArrayHarvestAndDependentMergeEqualTheOneMachineRun) {
 }
 
 TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun) {
-  // opt-22 behind a wrapper that counts the compiles of each module.
+  // opt-22 behind a wrapper that counts the compiles of each module, and
+  // takes 0.2 s longer so that a task is easy to catch mid-harvest.
   std::string compiles = *Fixture / "compiles.txt";
   std::string opt = writeScript(*Fixture / "counting-opt",
                                 "#!/bin/bash\nfor a in \"$@\"; do case $a in " + quote(Corpus) + "/*.bc) echo \"$a\" >>" +
-                                    quote(compiles) + ";; esac; done\nexec opt-22 \"$@\"\n");
+                                    quote(compiles) + ";; esac; done\nsleep 0.2\nexec opt-22 \"$@\"\n");
   std::string root = *Fixture / "requeue";
   auto [array, merge] = submit(root, "--progress_interval=0 --opt_path=" + quote(opt));
   ASSERT_FALSE(array.empty() || merge.empty());
@@ -254,6 +255,7 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
 TEST_F(SlurmHarvest, AMergeWithAShardMissingNamesIt) {
   std::string root = *Fixture / "run", partial = *Fixture / "partial";
   ASSERT_TRUE(exists(root + "/shard-3/summary.json")) << "needs the array harvest's shards";
+  fs::create_directories(partial);
   for (int i : {0, 1, 3})
     fs::copy(root + "/shard-" + std::to_string(i), partial + "/shard-" + std::to_string(i),
              fs::copy_options::recursive);
