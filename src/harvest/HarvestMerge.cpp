@@ -13,8 +13,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unistd.h>
 
 namespace mlgo {
@@ -67,7 +67,7 @@ struct Shard {
   std::optional<Json> Summary;
   std::map<std::string, JournalLine> Journal;
   std::map<std::string, JournalLine> DefaultSizes;
-  std::vector<std::string> Absent; // planned modules without a finished record
+  std::vector<std::string> Absent;  // planned modules without a finished record
   std::set<std::string> LogMissing; // of which: an ok journal line, but no log
 };
 
@@ -306,9 +306,9 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     size_t planned = 0;
     for (size_t p = shard.Index; p < plan->size(); p += count)
       ++planned;
-    incomplete += "\n  " + shardName(shard, count) + ": " +
-                  (shard.Exists ? "" : "the directory does not exist; ") + std::to_string(shard.Absent.size()) +
-                  " of " + std::to_string(planned) + " modules absent: " + listAbsent(shard);
+    incomplete += "\n  " + shardName(shard, count) + ": " + (shard.Exists ? "" : "the directory does not exist; ") +
+                  std::to_string(shard.Absent.size()) + " of " + std::to_string(planned) +
+                  " modules absent: " + listAbsent(shard);
   }
   if (!incomplete.empty()) {
     if (!o.AllowPartial)

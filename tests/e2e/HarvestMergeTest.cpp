@@ -138,8 +138,8 @@ TEST_F(HarvestMerge, MissingOrUnfinishedShardsAreNamedAndNothingIsWritten) {
   fs::remove(shards[2] + "/logs/" + lostLog + ".log");
   r = run(merge(Work / "merged", shards));
   EXPECT_EQ(r.ExitCode, 1);
-  EXPECT_NE(r.Err.find("shard 1/3 (" + shards[1] + "): 3 of 4 modules absent: " + shard1[1] + ", " + shard1[2] +
-                       ", " + shard1[3]),
+  EXPECT_NE(r.Err.find("shard 1/3 (" + shards[1] + "): 3 of 4 modules absent: " + shard1[1] + ", " + shard1[2] + ", " +
+                       shard1[3]),
             std::string::npos)
       << r.Err;
   EXPECT_NE(r.Err.find(lostLog + " (journal says ok, log missing)"), std::string::npos) << r.Err;
@@ -160,13 +160,12 @@ TEST_F(HarvestMerge, MissingOrUnfinishedShardsAreNamedAndNothingIsWritten) {
 }
 
 TEST_F(HarvestMerge, ShardAutoOutsideASchedulerIsAnError) {
-  CommandResult r = run("env -u SLURM_ARRAY_TASK_ID -u SLURM_JOB_ID -u JOB_COMPLETION_INDEX " +
-                        harvest(Work / "o", "--shard=auto"));
+  CommandResult r =
+      run("env -u SLURM_ARRAY_TASK_ID -u SLURM_JOB_ID -u JOB_COMPLETION_INDEX " + harvest(Work / "o", "--shard=auto"));
   EXPECT_EQ(r.ExitCode, 2);
   EXPECT_NE(r.Err.find("no scheduler shard variables are set"), std::string::npos) << r.Err;
   EXPECT_FALSE(exists(Work / "o"));
-  r = run("env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=1 JOB_COMPLETIONS=3 " +
-          harvest(Work / "k", "--shard=auto"));
+  r = run("env -u SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=1 JOB_COMPLETIONS=3 " + harvest(Work / "k", "--shard=auto"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(nlohmann::json::parse(readFile(Work / "k/summary.json"))["shard"], "1/3");
 }

@@ -61,17 +61,17 @@ protected:
     Corpus = makeHarvestCorpus(*Fixture / "gen", Modules);
     // The one-machine run every merge must equal, on the same 2 cores.
     auto start = Clock::now();
-    CommandResult one = run(tool("harvest-logs") + " -q --num_workers=2 --corpus=" + quote(Corpus) +
-                            " --output_dir=" + quote(*Fixture / "one") + " --tfrecord=" +
-                            quote(*Fixture / "one.tfrecord"));
+    CommandResult one = run(tool("harvest-logs") + " -q --num_workers=2 --corpus=" + quote(Corpus) + " --output_dir=" +
+                            quote(*Fixture / "one") + " --tfrecord=" + quote(*Fixture / "one.tfrecord"));
     OneMachineSeconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (one.ExitCode != 0) {
       StartError = "the one-machine harvest failed: " + one.Err;
       return;
     }
+    SchedulerProcessesBefore = run(SchedulerProcesses).Out;
     Cluster = *Fixture / "cluster";
-    CommandResult started =
-        run(quote(Scripts + "local-cluster.sh") + " start " + quote(Cluster) + " --owner " + std::to_string(::getpid()));
+    CommandResult started = run(quote(Scripts + "local-cluster.sh") + " start " + quote(Cluster) + " --owner " +
+                                std::to_string(::getpid()));
     if (started.ExitCode != 0) {
       StartError = "the cluster did not start: " + started.Err;
       return;
@@ -89,8 +89,10 @@ protected:
       // No daemon, job step or job of the cluster survives.
       for (const std::string &left : processesMentioning(Cluster))
         ADD_FAILURE() << "survived the teardown: " << left;
-      CommandResult pgrep = run("pgrep -a -x 'slurmctld|slurmd|slurmstepd|munged' | grep -F " + quote(Cluster));
-      EXPECT_NE(pgrep.ExitCode, 0) << "pgrep finds: " << pgrep.Out;
+      std::string after = run(SchedulerProcesses).Out;
+      EXPECT_EQ(after, SchedulerProcessesBefore) << "Slurm or munge processes before the suite:\n"
+                                                 << SchedulerProcessesBefore << "and after it:\n"
+                                                 << after;
     }
     std::printf("one-machine harvest of %d modules (2 workers): %.2f s\n", Modules, OneMachineSeconds);
     delete Fixture;
@@ -105,9 +107,9 @@ protected:
 
   // Submits the array harvest and the merge; returns {array id, merge id}.
   std::pair<std::string, std::string> submit(const std::string &root, const std::string &harvestFlags) {
-    CommandResult r = run("MLGO_BIN_DIR=" + quote(MLGO_BIN_DIR) + " " + quote(Scripts + "submit.sh") + " " +
-                          quote(Corpus) + " " + quote(root) + " " + std::to_string(Shards) + " -c 1 -- " +
-                          harvestFlags);
+    CommandResult r =
+        run("MLGO_BIN_DIR=" + quote(MLGO_BIN_DIR) + " " + quote(Scripts + "submit.sh") + " " + quote(Corpus) + " " +
+            quote(root) + " " + std::to_string(Shards) + " -c 1 -- " + harvestFlags);
     EXPECT_EQ(r.ExitCode, 0) << r.Err << r.Out;
     std::smatch array, merge;
     std::regex_search(r.Out, array, std::regex("harvest array job: ([0-9]+)"));
@@ -151,13 +153,18 @@ protected:
     EXPECT_EQ(summaryWithoutTimings(merged), summaryWithoutTimings(*Fixture / "one"));
   }
 
+  // Every Slurm and munge process on the machine (pgrep matches at most 15
+  // characters of a name, so "^(slurm|munge)").
+  static constexpr const char *SchedulerProcesses = "pgrep -a '^(slurm|munge)' | sort";
+
   static TempDir *Fixture;
-  static std::string Corpus, Cluster, StartError;
+  static std::string Corpus, Cluster, StartError, SchedulerProcessesBefore;
   static bool Started;
   static double OneMachineSeconds;
 };
 TempDir *SlurmHarvest::Fixture = nullptr;
-std::string SlurmHarvest::Corpus, SlurmHarvest::Cluster, SlurmHarvest::StartError;
+std::string SlurmHarvest::Corpus, SlurmHarvest::Cluster, SlurmHarvest::StartError,
+    SlurmHarvest::SchedulerProcessesBefore;
 bool SlurmHarvest::Started = false;
 double SlurmHarvest::OneMachineSeconds = 0;
 
@@ -185,9 +192,10 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
   // opt-22 behind a wrapper that counts the compiles of each module, and
   // takes 0.2 s longer so that a task is easy to catch mid-harvest.
   std::string compiles = *Fixture / "compiles.txt";
-  std::string opt = writeScript(*Fixture / "counting-opt",
-                                "#!/bin/bash\nfor a in \"$@\"; do case $a in " + quote(Corpus) + "/*.bc) echo \"$a\" >>" +
-                                    quote(compiles) + ";; esac; done\nsleep 0.2\nexec opt-22 \"$@\"\n");
+  std::string opt =
+      writeScript(*Fixture / "counting-opt", "#!/bin/bash\nfor a in \"$@\"; do case $a in " + quote(Corpus) +
+                                                 "/*.bc) echo \"$a\" >>" + quote(compiles) +
+                                                 ";; esac; done\nsleep 0.2\nexec opt-22 \"$@\"\n");
   std::string root = *Fixture / "requeue";
   auto [array, merge] = submit(root, "--progress_interval=0 --opt_path=" + quote(opt));
   ASSERT_FALSE(array.empty() || merge.empty());
@@ -248,8 +256,7 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
     }
   }
   EXPECT_LE(extra, 1) << "modules compiled again beyond the one in flight at the requeue";
-  std::printf("requeued task 1 after %zu of %zu modules; %d module(s) compiled again\n", doneAtRequeue, planned,
-              extra);
+  std::printf("requeued task 1 after %zu of %zu modules; %d module(s) compiled again\n", doneAtRequeue, planned, extra);
 }
 
 TEST_F(SlurmHarvest, AMergeWithAShardMissingNamesIt) {

@@ -53,11 +53,13 @@ TEST(ShardSpec, SlurmArray) {
   EXPECT_EQ(ok("auto/4", env).Index, 2u);
   EXPECT_NE(error("auto/5", env).find("this Slurm array has 4 tasks"), std::string::npos);
   // --array=1-4 and --array=10-16:2.
-  EXPECT_EQ(ok("auto", Env{{{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
-                            {"SLURM_ARRAY_TASK_MIN", "1"}}})
-                .Index,
-            3u);
-  Env stepped{{{"SLURM_ARRAY_TASK_ID", "14"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "10"},
+  EXPECT_EQ(
+      ok("auto", Env{{{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "1"}}})
+          .Index,
+      3u);
+  Env stepped{{{"SLURM_ARRAY_TASK_ID", "14"},
+               {"SLURM_ARRAY_TASK_COUNT", "4"},
+               {"SLURM_ARRAY_TASK_MIN", "10"},
                {"SLURM_ARRAY_TASK_STEP", "2"}}};
   EXPECT_EQ(ok("auto", stepped).Index, 2u);
   stepped.Vars["SLURM_ARRAY_TASK_ID"] = "13";
@@ -74,8 +76,7 @@ TEST(ShardSpec, SlurmErrors) {
                 .find("SLURM_ARRAY_TASK_ID=x is not a non-negative integer"),
             std::string::npos);
   // A task beyond the count (a list like --array=0,7 has COUNT 2).
-  EXPECT_NE(error("auto", Env{{{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "2"}}})
-                .find("need 0 <= I < N"),
+  EXPECT_NE(error("auto", Env{{{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "2"}}}).find("need 0 <= I < N"),
             std::string::npos);
   // A Slurm job that is not an array job.
   std::string plain = error("auto", Env{{{"SLURM_JOB_ID", "42"}}});

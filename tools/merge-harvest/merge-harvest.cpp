@@ -59,8 +59,9 @@ int main(int argc, char **argv) {
   }
   log::info("merged " + std::to_string(result->Merged) + " of " + std::to_string(result->Planned) + " modules (" +
             std::to_string(result->Logs) + " logs) from " + std::to_string(o.ShardDirs.size()) + " shards into " +
-            o.OutputDir + (result->MissingModules.empty()
-                               ? ""
-                               : "; " + std::to_string(result->MissingModules.size()) + " absent (see summary.json)"));
+            o.OutputDir +
+            (result->MissingModules.empty()
+                 ? ""
+                 : "; " + std::to_string(result->MissingModules.size()) + " absent (see summary.json)"));
   return 0;
 }

@@ -18,7 +18,7 @@ struct MergeOptions {
   ModuleSelection Selection;          // the shards' selection flags; the shard fields are ignored
   std::vector<std::string> ShardDirs; // ShardDirs[I] holds shard I of ShardDirs.size()
   std::string OutputDir;
-  std::string TFRecordPath; // also write the dataset
+  std::string TFRecordPath;  // also write the dataset
   bool AllowPartial = false; // merge what is there; list the rest in the summary
   bool HardLink = false;     // link logs instead of copying them
 };
