@@ -268,6 +268,33 @@ llvm::Error replaceDirectory(const std::string &staging, const std::string &dir)
   return llvm::Error::success();
 }
 
+// The output directory is replaced as a whole, so it must not hold a shard,
+// and an existing one must be empty or an earlier merge.
+llvm::Error checkReplaceable(const std::string &outputDir, const std::vector<std::string> &shardDirs) {
+  std::string out = absolutePath(outputDir);
+  for (const std::string &shard : shardDirs)
+    if (isWithin(absolutePath(shard), out))
+      return llvm::createStringError("--output_dir %s holds the shard %s: merge into another directory",
+                                     outputDir.c_str(), shard.c_str());
+  std::error_code ec;
+  llvm::sys::fs::directory_iterator it(out, ec);
+  if (ec || it == llvm::sys::fs::directory_iterator())
+    return llvm::Error::success(); // absent or empty
+  auto summary = llvm::MemoryBuffer::getFile(joinPath(out, "summary.json"));
+  bool earlierMerge = false;
+  if (summary) {
+    try {
+      earlierMerge = Json::parse((*summary)->getBuffer()).contains("merge");
+    } catch (const nlohmann::json::exception &) {
+    }
+  }
+  if (!earlierMerge)
+    return llvm::createStringError("--output_dir %s exists and is not an earlier merge-harvest output (no summary.json "
+                                   "with a merge section): refusing to replace it",
+                                   outputDir.c_str());
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
@@ -293,6 +320,9 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   auto settings = commonSettings(shards);
   if (!settings)
     return settings.takeError();
+
+  if (llvm::Error e = checkReplaceable(o.OutputDir, o.ShardDirs))
+    return e;
 
   MergeResult result;
   result.Planned = plan->size();

@@ -81,6 +81,17 @@ TEST_F(HarvestMerge, ShardsMergeIntoTheOneMachineRun) {
     EXPECT_EQ(entry.find("merge-tmp"), std::string::npos) << entry;
   ASSERT_EQ(run(merge(Work / "merged", shards)).ExitCode, 0);
   expectEqualToOneMachine(Work / "merged", Work / "one");
+  // The output directory is replaced as a whole: never one holding a shard,
+  // nor one that is not an earlier merge.
+  r = run(merge(Work / "shards", shards));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("holds the shard"), std::string::npos) << r.Err;
+  r = run(merge(Work / "one", shards));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("is not an earlier merge-harvest output"), std::string::npos) << r.Err;
+  for (const std::string &shard : shards)
+    EXPECT_TRUE(exists(shard + "/harvest.jsonl")) << shard;
+  expectSameLogs(Work / "merged", Work / "one");
   // Hard links give the same tree.
   ASSERT_EQ(run(merge(Work / "linked", shards, "--link")).ExitCode, 0);
   expectEqualToOneMachine(Work / "linked", Work / "one");
