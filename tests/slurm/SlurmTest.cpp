@@ -236,8 +236,8 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
   expectEqualToOneMachine(root + "/merged");
   EXPECT_EQ(readFile(root + "/trace.tfrecord"), readFile(*Fixture / "one.tfrecord"));
 
-  // Every module compiled once, except what the requeue forced: the modules
-  // task 1 (one worker) had in flight when it was killed.
+  // Every module compiled once, except what the requeue forced in task 1
+  // (one worker), which was killed mid-harvest.
   std::map<std::string, int> count;
   std::istringstream lines(readFile(compiles));
   for (std::string line; std::getline(lines, line);)
@@ -255,7 +255,11 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
       EXPECT_TRUE(shard1.count(module)) << module << " was compiled twice but is not in the requeued shard";
     }
   }
-  EXPECT_LE(extra, 1) << "modules compiled again beyond the one in flight at the requeue";
+  // Slurm signals every process of the task, not atomically: the compiler
+  // can die first, its module is journaled as failed (redone on resume) and
+  // the harvester may start one more module before its own SIGTERM lands.
+  // So per worker: the module in flight plus at most one started in that race.
+  EXPECT_LE(extra, 2) << "modules compiled again beyond what the requeue forced";
   std::printf("requeued task 1 after %zu of %zu modules; %d module(s) compiled again\n", doneAtRequeue, planned, extra);
 }
 
