@@ -11,6 +11,7 @@ packages=(
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
   python3-flatbuffers
+  slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,10 @@
 #include "mlgo/harvest/ModulePlan.h"
 
+#include "mlgo/harvest/ShardSpec.h"
+
 #include "mlgo/support/PathUtil.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <random>
 #include <regex>
 #include <sys/stat.h>
@@ -57,29 +58,11 @@ llvm::Expected<std::vector<PlannedModule>> planModules(const CorpusDescription &
 }
 
 llvm::Error parseShard(llvm::StringRef text, ModuleSelection &selection) {
-  long index, count;
-  if (text == "auto") {
-    const char *id = std::getenv("SLURM_ARRAY_TASK_ID");
-    const char *total = std::getenv("SLURM_ARRAY_TASK_COUNT");
-    const char *min = std::getenv("SLURM_ARRAY_TASK_MIN");
-    if (!id || !total)
-      return llvm::createStringError("--shard=auto needs SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (run it as a "
-                                     "Slurm array job, or give --shard=I/N)");
-    if (llvm::StringRef(id).getAsInteger(10, index) || llvm::StringRef(total).getAsInteger(10, count))
-      return llvm::createStringError("--shard=auto: SLURM_ARRAY_TASK_ID=%s, SLURM_ARRAY_TASK_COUNT=%s are not numbers",
-                                     id, total);
-    long base = 0;
-    if (min && !llvm::StringRef(min).getAsInteger(10, base))
-      index -= base;
-  } else {
-    auto [i, n] = text.split('/');
-    if (i.getAsInteger(10, index) || n.getAsInteger(10, count))
-      return llvm::createStringError("--shard must be I/N or auto, not '%s'", text.str().c_str());
-  }
-  if (count < 1 || index < 0 || index >= count)
-    return llvm::createStringError("--shard %ld/%ld: need 0 <= I < N", index, count);
-  selection.ShardIndex = static_cast<unsigned>(index);
-  selection.ShardCount = static_cast<unsigned>(count);
+  auto shard = resolveShard(text);
+  if (!shard)
+    return shard.takeError();
+  selection.ShardIndex = shard->Index;
+  selection.ShardCount = shard->Count;
   return llvm::Error::success();
 }
 

@@ -32,8 +32,7 @@ struct ModuleSelection {
 llvm::Expected<std::vector<PlannedModule>> planModules(const CorpusDescription &corpus, llvm::StringRef corpusDir,
                                                        const ModuleSelection &selection);
 
-/// "I/N" (0 <= I < N), or "auto": SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT
-/// (minus SLURM_ARRAY_TASK_MIN when set).
+/// "I/N" (0 <= I < N), "auto" or "auto/N": see resolveShard (ShardSpec.h).
 llvm::Error parseShard(llvm::StringRef text, ModuleSelection &selection);
 
 } // namespace mlgo

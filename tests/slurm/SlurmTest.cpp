@@ -1,0 +1,302 @@
+// harvest-logs on a real single-node Slurm: munged, slurmctld and slurmd
+// started for the test (scripts/slurm/local-cluster.sh, everything under a
+// temporary directory), the array harvest and the dependent merge submitted
+// with scripts/slurm/submit.sh, a task requeued mid-harvest, a merge with a
+// shard missing. The cluster is torn down whatever happens: at the end of
+// the suite, and by a watchdog if this process dies; no process of it may
+// survive. Run alone with `ctest -L slurm`.
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string Scripts = std::string(MLGO_SOURCE_DIR) + "/scripts/slurm/";
+constexpr int Modules = 48, Shards = 4;
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+// Live processes (not zombies) whose command line or environment names `needle`.
+std::vector<std::string> processesMentioning(const std::string &needle) {
+  std::vector<std::string> found;
+  for (const auto &entry : fs::directory_iterator("/proc")) {
+    std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == ::getpid())
+      continue;
+    std::string stat = readFile(entry.path().string() + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || stat.substr(paren + 2, 1) == "Z")
+      continue;
+    std::string cmdline = readFile(entry.path().string() + "/cmdline");
+    if (cmdline.find(needle) != std::string::npos)
+      found.push_back(pid + ": " + cmdline);
+  }
+  return found;
+}
+
+class SlurmHarvest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    if (::geteuid() != 0)
+      return; // each test skips, saying why
+    Fixture = new TempDir();
+    ::chmod(Fixture->path().c_str(), 0755); // munged wants its socket's directories searchable
+    Corpus = makeHarvestCorpus(*Fixture / "gen", Modules);
+    // The one-machine run every merge must equal, on the same 2 cores.
+    auto start = Clock::now();
+    CommandResult one = run(tool("harvest-logs") + " -q --num_workers=2 --corpus=" + quote(Corpus) + " --output_dir=" +
+                            quote(*Fixture / "one") + " --tfrecord=" + quote(*Fixture / "one.tfrecord"));
+    OneMachineSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (one.ExitCode != 0) {
+      StartError = "the one-machine harvest failed: " + one.Err;
+      return;
+    }
+    SchedulerProcessesBefore = run(SchedulerProcesses).Out;
+    Cluster = *Fixture / "cluster";
+    CommandResult started = run(quote(Scripts + "local-cluster.sh") + " start " + quote(Cluster) + " --owner " +
+                                std::to_string(::getpid()));
+    if (started.ExitCode != 0) {
+      StartError = "the cluster did not start: " + started.Err;
+      return;
+    }
+    ::setenv("SLURM_CONF", trim(started.Out).c_str(), 1);
+    Started = true;
+  }
+
+  static void TearDownTestSuite() {
+    if (!Fixture)
+      return;
+    if (!Cluster.empty()) {
+      CommandResult stopped = run(quote(Scripts + "local-cluster.sh") + " stop " + quote(Cluster));
+      EXPECT_EQ(stopped.ExitCode, 0) << stopped.Err;
+      // No daemon, job step or job of the cluster survives.
+      for (const std::string &left : processesMentioning(Cluster))
+        ADD_FAILURE() << "survived the teardown: " << left;
+      std::string after = run(SchedulerProcesses).Out;
+      EXPECT_EQ(after, SchedulerProcessesBefore) << "Slurm or munge processes before the suite:\n"
+                                                 << SchedulerProcessesBefore << "and after it:\n"
+                                                 << after;
+    }
+    std::printf("one-machine harvest of %d modules (2 workers): %.2f s\n", Modules, OneMachineSeconds);
+    delete Fixture;
+    Fixture = nullptr;
+  }
+
+  void SetUp() override {
+    if (::geteuid() != 0)
+      GTEST_SKIP() << "the Slurm tests start slurmd, which needs root";
+    ASSERT_TRUE(Started) << StartError;
+  }
+
+  // Submits the array harvest and the merge; returns {array id, merge id}.
+  std::pair<std::string, std::string> submit(const std::string &root, const std::string &harvestFlags) {
+    CommandResult r =
+        run("MLGO_BIN_DIR=" + quote(MLGO_BIN_DIR) + " " + quote(Scripts + "submit.sh") + " " + quote(Corpus) + " " +
+            quote(root) + " " + std::to_string(Shards) + " -c 1 -- " + harvestFlags);
+    EXPECT_EQ(r.ExitCode, 0) << r.Err << r.Out;
+    std::smatch array, merge;
+    std::regex_search(r.Out, array, std::regex("harvest array job: ([0-9]+)"));
+    std::regex_search(r.Out, merge, std::regex("merge job: ([0-9]+)"));
+    EXPECT_TRUE(!array.empty() && !merge.empty()) << r.Out;
+    EXPECT_NE(r.Out.find("result: " + root + "/merged"), std::string::npos) << r.Out;
+    return {array.empty() ? "" : array[1].str(), merge.empty() ? "" : merge[1].str()};
+  }
+
+  // Waits until none of `jobs` is pending or running, then returns each
+  // task's final JobState ("COMPLETED", "FAILED", ...).
+  std::vector<std::string> wait(const std::string &jobs, double timeoutSeconds = 150) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(timeoutSeconds);
+    while (!trim(run("squeue -h -j " + jobs).Out).empty()) {
+      if (Clock::now() > deadline) {
+        ADD_FAILURE() << "jobs " << jobs << " still queued after " << timeoutSeconds << " s:\n"
+                      << run("squeue -t all").Out;
+        return {};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::vector<std::string> states;
+    CommandResult shown = run("scontrol show job -o " + jobs.substr(0, jobs.find(',')) + "; scontrol show job -o " +
+                              jobs.substr(jobs.find(',') + 1));
+    std::regex state("JobState=([A-Z_]+)");
+    for (std::sregex_iterator it(shown.Out.begin(), shown.Out.end(), state), end; it != end; ++it)
+      states.push_back((*it)[1]);
+    return states;
+  }
+
+  std::string jobOutput(const std::string &root) {
+    std::string text;
+    for (const std::string &file : listTree(root + "/slurm-logs"))
+      text += "== " + file + "\n" + readFile(root + "/slurm-logs/" + file);
+    return text;
+  }
+
+  void expectEqualToOneMachine(const std::string &merged) {
+    expectSameLogs(merged, *Fixture / "one");
+    EXPECT_EQ(journalWithoutTimings(merged), journalWithoutTimings(*Fixture / "one"));
+    EXPECT_EQ(summaryWithoutTimings(merged), summaryWithoutTimings(*Fixture / "one"));
+  }
+
+  // Every Slurm and munge process on the machine (pgrep matches at most 15
+  // characters of a name, so "^(slurm|munge)").
+  static constexpr const char *SchedulerProcesses = "pgrep -a '^(slurm|munge)' | sort";
+
+  static TempDir *Fixture;
+  static std::string Corpus, Cluster, StartError, SchedulerProcessesBefore;
+  static bool Started;
+  static double OneMachineSeconds;
+};
+TempDir *SlurmHarvest::Fixture = nullptr;
+std::string SlurmHarvest::Corpus, SlurmHarvest::Cluster, SlurmHarvest::StartError,
+    SlurmHarvest::SchedulerProcessesBefore;
+bool SlurmHarvest::Started = false;
+double SlurmHarvest::OneMachineSeconds = 0;
+
+TEST_F(SlurmHarvest, ArrayHarvestAndDependentMergeEqualTheOneMachineRun) {
+  std::string root = *Fixture / "run";
+  auto start = Clock::now();
+  auto [array, merge] = submit(root, "--progress_interval=0");
+  ASSERT_FALSE(array.empty() || merge.empty());
+  auto states = wait(array + "," + merge);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("4-task Slurm array harvest + merge of %d modules: %.2f s (one machine: %.2f s)\n", Modules, seconds,
+              OneMachineSeconds);
+  ASSERT_EQ(states, std::vector<std::string>(Shards + 1, "COMPLETED")) << jobOutput(root);
+  for (int i = 0; i < Shards; ++i)
+    EXPECT_EQ(nlohmann::json::parse(readFile(root + "/shard-" + std::to_string(i) + "/summary.json"))["shard"],
+              std::to_string(i) + "/" + std::to_string(Shards));
+  expectEqualToOneMachine(root + "/merged");
+  std::string tfrecord = readFile(*Fixture / "one.tfrecord");
+  EXPECT_GT(tfrecord.size(), 10000u);
+  EXPECT_EQ(readFile(root + "/trace.tfrecord"), tfrecord);
+  EXPECT_NE(jobOutput(root).find("1 workers"), std::string::npos) << jobOutput(root);
+}
+
+TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun) {
+  // opt-22 behind a wrapper that counts the compiles of each module, and
+  // takes 0.2 s longer so that a task is easy to catch mid-harvest.
+  std::string compiles = *Fixture / "compiles.txt";
+  std::string opt =
+      writeScript(*Fixture / "counting-opt", "#!/bin/bash\nfor a in \"$@\"; do case $a in " + quote(Corpus) +
+                                                 "/*.bc) echo \"$a\" >>" + quote(compiles) +
+                                                 ";; esac; done\nsleep 0.2\nexec opt-22 \"$@\"\n");
+  std::string root = *Fixture / "requeue";
+  auto [array, merge] = submit(root, "--progress_interval=0 --opt_path=" + quote(opt));
+  ASSERT_FALSE(array.empty() || merge.empty());
+  std::string task = array + "_1", journal = root + "/shard-1/harvest.jsonl";
+  const size_t planned = Modules / Shards;
+
+  // Catch task 1 running with some but not all of its modules done.
+  size_t doneAtRequeue = 0;
+  for (auto deadline = Clock::now() + std::chrono::seconds(120); Clock::now() < deadline;) {
+    std::string text = readFile(journal);
+    size_t lines = std::count(text.begin(), text.end(), '\n');
+    if (lines >= 1 && lines < planned && trim(run("squeue -h -j " + task + " -o %T").Out) == "RUNNING") {
+      doneAtRequeue = lines;
+      break;
+    }
+    ASSERT_LT(lines, planned) << "task 1 finished before it could be requeued";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(doneAtRequeue, 0u) << "task 1 never ran\n" << run("squeue -t all").Out;
+  CommandResult requeue = run("scontrol requeue " + task);
+  ASSERT_EQ(requeue.ExitCode, 0) << requeue.Err;
+  // A requeued task waits ~2 minutes (BeginTime); start it again now.
+  bool restarted = false;
+  for (auto deadline = Clock::now() + std::chrono::seconds(60); !restarted && Clock::now() < deadline;) {
+    std::string state = trim(run("squeue -h -j " + task + " -o %T").Out);
+    if (state == "PENDING")
+      run("scontrol update JobId=" + task + " StartTime=now");
+    restarted = state == "RUNNING" || state.empty();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ASSERT_TRUE(restarted) << run("squeue -t all").Out;
+  auto states = wait(array + "," + merge);
+  ASSERT_EQ(states, std::vector<std::string>(Shards + 1, "COMPLETED")) << jobOutput(root);
+  EXPECT_NE(run("scontrol show job " + task).Out.find("Restarts=1"), std::string::npos);
+  EXPECT_NE(jobOutput(root).find("restart 1"), std::string::npos) << jobOutput(root);
+  EXPECT_NE(jobOutput(root).find("resuming: "), std::string::npos) << jobOutput(root);
+
+  expectEqualToOneMachine(root + "/merged");
+  EXPECT_EQ(readFile(root + "/trace.tfrecord"), readFile(*Fixture / "one.tfrecord"));
+
+  // Every module compiled once, except what the requeue forced in task 1
+  // (one worker), which was killed mid-harvest.
+  std::map<std::string, int> count;
+  std::istringstream lines(readFile(compiles));
+  for (std::string line; std::getline(lines, line);)
+    ++count[fs::path(line).filename().string()];
+  EXPECT_EQ(count.size(), static_cast<size_t>(Modules));
+  std::set<std::string> shard1;
+  std::istringstream shardJournal(readFile(journal));
+  for (std::string line; std::getline(shardJournal, line);)
+    shard1.insert(nlohmann::json::parse(line)["module"].get<std::string>() + ".bc");
+  int extra = 0;
+  for (auto &[module, n] : count) {
+    EXPECT_LE(n, 2) << module;
+    if (n > 1) {
+      extra += n - 1;
+      EXPECT_TRUE(shard1.count(module)) << module << " was compiled twice but is not in the requeued shard";
+    }
+  }
+  // Slurm signals every process of the task, not atomically: the compiler
+  // can die first, its module is journaled as failed (redone on resume) and
+  // the harvester may start one more module before its own SIGTERM lands.
+  // So per worker: the module in flight plus at most one started in that race.
+  EXPECT_LE(extra, 2) << "modules compiled again beyond what the requeue forced";
+  std::printf("requeued task 1 after %zu of %zu modules; %d module(s) compiled again\n", doneAtRequeue, planned, extra);
+}
+
+TEST_F(SlurmHarvest, AMergeWithAShardMissingNamesIt) {
+  std::string root = *Fixture / "run", partial = *Fixture / "partial";
+  ASSERT_TRUE(exists(root + "/shard-3/summary.json")) << "needs the array harvest's shards";
+  fs::create_directories(partial);
+  for (int i : {0, 1, 3})
+    fs::copy(root + "/shard-" + std::to_string(i), partial + "/shard-" + std::to_string(i),
+             fs::copy_options::recursive);
+  CommandResult submitted = run("MLGO_MERGE_HARVEST=" + quote(tool("merge-harvest")) + " sbatch --parsable -o " +
+                                quote(partial + "/merge.out") + " " + quote(Scripts + "merge.sbatch") + " " +
+                                quote(Corpus) + " " + quote(partial) + " " + std::to_string(Shards));
+  ASSERT_EQ(submitted.ExitCode, 0) << submitted.Err;
+  std::string job = trim(submitted.Out);
+  auto states = wait(job + "," + job);
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states[0], "FAILED");
+  std::string output = readFile(partial + "/merge.out");
+  EXPECT_NE(output.find("shard 2/4 (" + partial + "/shard-2): the directory does not exist; 12 of 12 modules absent"),
+            std::string::npos)
+      << output;
+  std::istringstream shard2(readFile(root + "/shard-2/harvest.jsonl"));
+  for (std::string line; std::getline(shard2, line);) {
+    std::string module = nlohmann::json::parse(line)["module"];
+    EXPECT_NE(output.find(module), std::string::npos) << module << " is not named";
+  }
+  EXPECT_FALSE(exists(partial + "/merged"));
+  EXPECT_FALSE(exists(partial + "/trace.tfrecord"));
+}
+
+TEST_F(SlurmHarvest, ShardAutoOutsideAnySchedulerIsAClearError) {
+  CommandResult r = run("env -u SLURM_ARRAY_TASK_ID -u SLURM_JOB_ID -u JOB_COMPLETION_INDEX " + tool("harvest-logs") +
+                        " --corpus=" + quote(Corpus) + " --output_dir=" + quote(*Fixture / "auto") + " --shard=auto");
+  EXPECT_EQ(r.ExitCode, 2);
+  EXPECT_NE(r.Err.find("--shard=auto: no scheduler shard variables are set"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(*Fixture / "auto"));
+}
+
+} // namespace
