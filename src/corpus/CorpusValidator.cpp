@@ -1,4 +1,5 @@
 #include "mlgo/corpus/CorpusValidator.h"
+#include "mlgo/support/Version.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/extract/BitcodeCheck.h"
@@ -179,6 +180,7 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
 
 nlohmann::ordered_json CorpusValidation::toJson() const {
   nlohmann::ordered_json out;
+  out["mlgo_version"] = versionString();
   out["corpus"] = Directory;
   out["sound"] = sound();
   out["has_thinlto"] = HasThinLTO;

@@ -1,4 +1,5 @@
 #include "mlgo/extract/ExtractReport.h"
+#include "mlgo/support/Version.h"
 
 #include <map>
 
@@ -35,6 +36,7 @@ nlohmann::ordered_json buildExtractReport(const std::vector<ModuleOutcome> &outc
                                           const nlohmann::ordered_json &context) {
   nlohmann::ordered_json report = context.is_object() ? context : nlohmann::ordered_json::object();
   report["format_version"] = 1;
+  report["mlgo_version"] = versionString();
   report["interrupted"] = summary.Interrupted;
   report["candidates"] = summary.Candidates;
   report["totals"] = {{"ok", summary.Ok},

@@ -1,4 +1,5 @@
 #include "mlgo/harvest/Harvester.h"
+#include "mlgo/support/Version.h"
 
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/NativeSize.h"
@@ -460,6 +461,7 @@ std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outp
 
 nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   nlohmann::ordered_json j;
+  j["mlgo_version"] = versionString();
   j["corpus"] = o.CorpusDir;
   j["problem"] = problemName(o.Decisions);
   j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : o.Compiler.Kind == CompilerKind::Llc ? "llc" : "clang";

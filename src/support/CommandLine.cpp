@@ -1,5 +1,7 @@
 #include "mlgo/support/CommandLine.h"
 
+#include "mlgo/support/Version.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -46,7 +48,12 @@ std::optional<std::string> expandPrefix(const CLI::App &app, std::string &arg) {
 
 } // namespace
 
-std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv) {
+std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv,
+                                    const std::vector<std::string> &versionDetails) {
+  std::string tool = app.get_name();
+  app.set_version_flag(
+      "--version", [tool, versionDetails] { return versionText(tool, versionDetails); },
+      "Print the version of mlgo-corpus, the git revision and the LLVM version this tool was built from, and exit.");
   std::vector<std::string> args;
   bool positionalOnly = false;
   for (int i = 1; i < argc; ++i) {
@@ -70,6 +77,9 @@ std::optional<int> parseCommandLine(CLI::App &app, int argc, char **argv) {
     return 0;
   } catch (const CLI::CallForAllHelp &) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion &e) {
+    std::fputs(e.what(), stdout);
     return 0;
   } catch (const CLI::ParseError &e) {
     std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", app.get_name().c_str(), e.what());

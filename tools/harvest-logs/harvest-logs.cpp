@@ -86,7 +86,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "Errors only.");
   app.add_flag("--strict", strict, "Exit 3 when any module failed or timed out.");
-  if (std::optional<int> exit = parseCommandLine(app, argc, argv))
+  std::vector<std::string> versionDetails = {"Default compilers: " + CompilerSettings{}.Opt + " and " +
+                                             CompilerSettings{}.Llc + " (inliner), " + CompilerSettings{}.Clang +
+                                             " (regalloc)"};
+  if (std::optional<int> exit = parseCommandLine(app, argc, argv, versionDetails))
     return *exit;
   log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
   installInterruptHandlers();

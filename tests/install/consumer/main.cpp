@@ -1,0 +1,39 @@
+// Reads a corpus description and a training log with mlgo's API and prints
+// what it found, one "key value" per line:
+//   mlgo_consumer CORPUS_DIR TRAINING_LOG
+#include <mlgo/corpus/CorpusDescription.h>
+#include <mlgo/log/TrainingLog.h>
+#include <mlgo/support/Version.h>
+
+#include <cstdio>
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: mlgo_consumer CORPUS_DIR TRAINING_LOG\n");
+    return 2;
+  }
+  llvm::Expected<mlgo::CorpusDescription> corpus = mlgo::readCorpusDescription(argv[1]);
+  if (!corpus) {
+    std::fprintf(stderr, "mlgo_consumer: %s\n", llvm::toString(corpus.takeError()).c_str());
+    return 1;
+  }
+  std::printf("version %s\n", mlgo::versionString().c_str());
+  std::printf("modules %zu\n", corpus->Modules.size());
+
+  size_t observations = 0, features = 0;
+  llvm::Error walked = mlgo::visitLog(
+      argv[2], [&](mlgo::TrainingLogReader &reader, mlgo::TrainingLogReader::Event event) -> llvm::Error {
+        if (event == mlgo::TrainingLogReader::Event::Header)
+          features = reader.header().Features.size();
+        if (event == mlgo::TrainingLogReader::Event::Observation)
+          ++observations;
+        return llvm::Error::success();
+      });
+  if (walked) {
+    std::fprintf(stderr, "mlgo_consumer: %s\n", llvm::toString(std::move(walked)).c_str());
+    return 1;
+  }
+  std::printf("features %zu\n", features);
+  std::printf("observations %zu\n", observations);
+  return 0;
+}

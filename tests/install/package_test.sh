@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End to end: build the Debian packages with cpack, install them into the real
+# system with dpkg -i, run every installed tool's --version and a real job
+# from /usr/bin, check the man pages, then remove the packages with dpkg -r
+# and check that nothing they installed is left.
+# usage: package_test.sh BUILD_DIR CLANG      (root only; exit 77 = skipped)
+set -euo pipefail
+build=$1 clang=$2
+tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log)
+aliases=(extract_ir make_corpus combine_training_corpus)
+
+if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then
+  echo "SKIP: needs root and dpkg to install a package into the system"; exit 77
+fi
+for p in mlgo-corpus mlgo-corpus-dev; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    echo "SKIP: $p is already installed on this machine; not touching it"; exit 77
+  fi
+done
+
+work=$(mktemp -d)
+installed=0
+cleanup() {
+  if [ "$installed" = 1 ]; then dpkg -r mlgo-corpus-dev mlgo-corpus >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+(cd "$work" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/packages" >"$work/cpack.log" 2>&1) ||
+  { cat "$work/cpack.log" >&2; echo "FAIL: cpack" >&2; exit 1; }
+version=$(awk -F'"' '/^set\(CPACK_PACKAGE_VERSION /{print $2}' "$build/CPackConfig.cmake")
+arch=$(dpkg --print-architecture)
+deb=$work/packages/mlgo-corpus_${version}_${arch}.deb
+dev=$work/packages/mlgo-corpus-dev_${version}_${arch}.deb
+for f in "$deb" "$dev"; do [ -f "$f" ] || { ls "$work/packages" >&2; echo "FAIL: no $(basename "$f")" >&2; exit 1; }; done
+
+# Depends must name what the binaries really link (dpkg-shlibdeps).
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "Depends: $depends"
+for lib in libllvm22 libtbb libstdc++6 libc6; do
+  grep -q "$lib" <<<"$depends" || { echo "FAIL: Depends lacks $lib" >&2; exit 1; }
+done
+
+installed=1
+dpkg -i "$deb" "$dev" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; echo "FAIL: dpkg -i" >&2; exit 1; }
+files=$(dpkg -L mlgo-corpus mlgo-corpus-dev | sort -u)
+
+for t in "${tools[@]}" "${aliases[@]}"; do
+  out=$("/usr/bin/$t" --version)
+  grep -q "version $version" <<<"$out" || { echo "FAIL: /usr/bin/$t --version: $out" >&2; exit 1; }
+done
+for t in "${tools[@]}" "${aliases[@]}"; do
+  page=$(man -w "$t") || { echo "FAIL: man -w $t finds nothing" >&2; exit 1; }
+  case "$page" in /usr/share/man/man1/*) ;; *) echo "FAIL: man page of $t is $page" >&2; exit 1 ;; esac
+done
+[ -f /usr/share/doc/mlgo-corpus/README.md ] || { echo "FAIL: no docs installed" >&2; exit 1; }
+[ -n "$(find /usr/lib -path '*cmake/mlgo/mlgoConfig.cmake')" ] || { echo "FAIL: no CMake package" >&2; exit 1; }
+
+# One real job with the installed tools only.
+mkdir -p "$work/src" "$work/objs"
+printf 'int add(int a, int b) { return a + b; }\n' >"$work/src/a.c"
+printf 'int add(int, int);\nint twice(int x) { return add(x, x); }\n' >"$work/src/b.c"
+for f in a b; do "$clang" -c -O1 -fembed-bitcode=all "$work/src/$f.c" -o "$work/objs/$f.o"; done
+/usr/bin/extract_ir --input="$work/objs" --input_type=directory --output_dir="$work/corpus" >/dev/null 2>&1
+/usr/bin/validate-corpus "$work/corpus" >"$work/validate.txt" || { cat "$work/validate.txt" >&2; echo "FAIL: validate" >&2; exit 1; }
+modules=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["modules"]))' "$work/corpus/corpus_description.json")
+[ "$modules" = 2 ] || { echo "FAIL: the installed extract_ir made $modules modules, expected 2" >&2; exit 1; }
+grep -q '"mlgo_version": "mlgo-corpus '"$version" "$work/corpus/.mlgo-corpus/extract_ir.report.json" ||
+  { echo "FAIL: the report does not record the version" >&2; exit 1; }
+
+dpkg -r mlgo-corpus-dev mlgo-corpus >"$work/dpkg-r.log" 2>&1 || { cat "$work/dpkg-r.log" >&2; echo "FAIL: dpkg -r" >&2; exit 1; }
+installed=0
+left=0
+while IFS= read -r f; do
+  [ -n "$f" ] || continue
+  if [ -L "$f" ] || { [ -e "$f" ] && [ ! -d "$f" ]; }; then echo "left behind: $f" >&2; left=1; fi
+  # A directory only we created must be gone too.
+  case "$f" in /usr/share/doc/mlgo-corpus*|/usr/include/mlgo*|*/cmake/mlgo*) [ ! -e "$f" ] || { echo "left behind: $f" >&2; left=1; } ;; esac
+done <<<"$files"
+[ "$left" = 0 ] || { echo "FAIL: dpkg -r left files behind" >&2; exit 1; }
+if dpkg-query -W -f='${Status}' mlgo-corpus 2>/dev/null | grep -q "ok installed"; then
+  echo "FAIL: mlgo-corpus still installed" >&2; exit 1
+fi
+echo "PASS: packages built, installed, used, and removed without a trace ($(wc -l <<<"$files") paths)"
