@@ -128,6 +128,22 @@ TEST(BazelAquery, LastCppLinkWins) {
   EXPECT_NE(llvm::toString(bad.takeError()).find("actions"), std::string::npos);
 }
 
+// Seen while writing fuzz/aquery.cpp (reproducer in fuzz/regressions/aquery/): a non-string mnemonic threw nlohmann's
+// type_error out of the loader and terminated extract-ir. Such an action is
+// simply not a CppLink (the reference compares with ==).
+TEST(BazelAquery, NonStringMnemonicIsNotALink) {
+  TempDir dir;
+  writeFile(dir / "a.json", R"({"actions": [
+    {"mnemonic": "CppLink", "arguments": ["clang", "-o", "bin", "kept.o"]},
+    {"mnemonic": 1, "arguments": ["clang", "-o", "bin", "number.o"]},
+    {"mnemonic": null},
+    {"mnemonic": ["CppLink"], "arguments": ["clang", "-o", "bin", "list.o"]}
+  ]})");
+  auto in = loadBazelAquery(dir / "a.json", "");
+  ASSERT_TRUE(static_cast<bool>(in)) << llvm::toString(in.takeError());
+  EXPECT_EQ(rels(*in), (std::vector<std::string>{"kept.o"}));
+}
+
 TEST(ObjectDirectory, SortedPreOrderWalk) {
   TempDir dir;
   for (const char *f : {"z.o", "a.o", "sub/b.o", "sub/deeper/c.o", ".hidden/d.o", "sub/e.O", "x.o.tmp", "b.o/f.o"})
