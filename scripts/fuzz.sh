@@ -7,7 +7,8 @@
 # Environment: MLGO_FUZZ_BUILD_DIR (default: build-sanitize, the sanitizer
 # suite's directory, so one instrumented library serves both),
 # MLGO_FUZZ_ARGS (extra libFuzzer flags), MLGO_FUZZ_PARALLEL (targets run at
-# once; default: one per core).
+# once; default: one per core), MLGO_FUZZ_SKIP_BUILD=1 (use the binaries as
+# they are; .ci/run sets it after the sanitizer suite built them).
 # The corpus grows in <build>/fuzz/corpus/<target>/; crashes land in
 # <build>/fuzz/crashes/<target>/. Exit status 1 when any target crashed.
 set -euo pipefail
@@ -22,13 +23,15 @@ if [ "$which" != all ]; then
   targets=("$which")
 fi
 
-if [ ! -f "$build_dir/CMakeCache.txt" ] || ! grep -q '^MLGO_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt"; then
-  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLGO_FUZZ=ON >/dev/null
+if [ "${MLGO_FUZZ_SKIP_BUILD:-0}" != 1 ]; then
+  if [ ! -f "$build_dir/CMakeCache.txt" ] || ! grep -q '^MLGO_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt"; then
+    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=clang++-22 \
+      -DMLGO_FUZZ=ON >/dev/null
+  fi
+  build_targets=()
+  for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
+  cmake --build "$build_dir" --target "${build_targets[@]}" -- -j"$(nproc)" >&2
 fi
-build_targets=()
-for t in "${targets[@]}"; do build_targets+=("fuzz_$t"); done
-cmake --build "$build_dir" --target "${build_targets[@]}" -- -j"$(nproc)" >&2
 
 work=$build_dir/fuzz
 rm -rf "$work/seeds"
