@@ -16,7 +16,7 @@ if [ "$sanitize" = 1 ]; then
   export MLGO_CMAKE_ARGS="-DCMAKE_CXX_COMPILER=clang++-22 -DMLGO_FUZZ=ON"
   # Every finding fails the test that hit it (the tools exit non-zero and
   # print the report on stderr). No suppressions: see docs/fuzzing.md.
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1}
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
 "$root/scripts/setup.sh"
