@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what mlgo-corpus needs from Debian's packages (when missing) and
 # builds it. Idempotent. Run as root, or with sudo available, on Debian 12.
-# Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (RelWithDebInfo).
+# Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (RelWithDebInfo),
+# MLGO_CMAKE_ARGS (extra configure arguments, e.g. for the sanitizer build).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${MLGO_BUILD_DIR:-$root/build}
 
 packages=(
   cmake ninja-build g++ pkg-config time git help2man man-db groff-base bsdextrautils dpkg-dev file
-  llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22
+  llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
   python3-flatbuffers
   slurm-wlm munge
@@ -28,6 +29,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${MLGO_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${MLGO_BUILD_TYPE:-RelWithDebInfo}" ${MLGO_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -- -j"$(nproc)"
 echo "setup: built into $build_dir (tools in $build_dir/bin)" >&2

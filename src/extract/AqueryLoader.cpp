@@ -23,7 +23,9 @@ llvm::Expected<LoadedInput> loadBazelAquery(llvm::StringRef path, llvm::StringRe
   const nlohmann::json &actions = graph["actions"];
   for (size_t i = 0; i < actions.size(); ++i) {
     const nlohmann::json &action = actions[i];
-    if (action.is_object() && action.value("mnemonic", "") == "CppLink") {
+    // Any mnemonic that is not the string "CppLink" (a number, null) is not a link.
+    auto mnemonic = action.is_object() ? action.find("mnemonic") : action.end();
+    if (mnemonic != action.end() && *mnemonic == "CppLink") {
       link = &action;
       linkIndex = i;
       ++linkCount;

@@ -44,8 +44,14 @@ std::vector<ModuleOutcome> readJournal(llvm::StringRef path) {
         continue;
       record.Status = *status;
       record.Reason = json.at("reason").get<std::string>();
-      record.InputSize = json.at("size").get<uint64_t>();
-      record.InputMtimeNs = json.at("mtime_ns").get<int64_t>();
+      // Numbers out of range would convert to garbage (or undefined behaviour
+      // for floats): such a line is not one we wrote.
+      const auto &size = json.at("size"), &mtime = json.at("mtime_ns");
+      if (!size.is_number_unsigned() || !mtime.is_number_integer() ||
+          (mtime.is_number_unsigned() && mtime.get<uint64_t>() > uint64_t(INT64_MAX)))
+        continue;
+      record.InputSize = size.get<uint64_t>();
+      record.InputMtimeNs = mtime.get<int64_t>();
       records.push_back(std::move(record));
     } catch (const nlohmann::json::exception &) {
       continue; // a torn line from a killed run

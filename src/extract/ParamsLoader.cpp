@@ -32,6 +32,10 @@ std::string unquoteLine(llvm::StringRef line) {
 }
 
 llvm::Error readParamsFile(llvm::StringRef path, std::set<std::string> &open, std::vector<Argument> &out) {
+  // The C library would stop at the NUL and open another file than the one named.
+  if (path.contains('\0'))
+    return llvm::createStringError("'%s': a file name with a NUL byte",
+                                   llvm::StringRef(path).split('\0').first.str().c_str());
   std::string key = absolutePath(path);
   if (open.count(key))
     return llvm::createStringError("%s: response file includes itself", path.str().c_str());

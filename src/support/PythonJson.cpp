@@ -163,22 +163,40 @@ std::string dumpPythonJson(const nlohmann::ordered_json &value) {
 
 nlohmann::ordered_json parsePythonJson(llvm::StringRef text) {
   // nlohmann rejects lone surrogates, so Python's surrogateescape escapes are
-  // swapped for a private marker, decoded, and swapped back to raw bytes.
-  static constexpr char Marker[] = "\xef\xbf\xbf"; // U+FFFF, a noncharacter
+  // swapped for a private marker, decoded, and swapped back to raw bytes. The
+  // marker is U+FFFF (a noncharacter) plus a tag: "b" and two hex digits for
+  // an escaped byte, "u" for a U+FFFF the text itself holds (raw or \uffff),
+  // so that every U+FFFF after decoding is a marker and none is misread.
+  static constexpr char Marker[] = "\xef\xbf\xbf";
   std::string rewritten;
   rewritten.reserve(text.size());
   bool sawMarker = false;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
+    if (text.substr(i).starts_with(Marker)) {
+      rewritten += Marker;
+      rewritten += 'u';
+      sawMarker = true;
+      i += 2;
+      continue;
+    }
     if (c == '\\' && i + 1 < text.size()) {
       bool previousIsHighSurrogate = rewritten.size() >= 6 &&
                                      llvm::StringRef(rewritten).take_back(6).starts_with_insensitive("\\ud") &&
                                      std::strchr("89abAB", rewritten[rewritten.size() - 3]) != nullptr;
+      if (text[i + 1] == 'u' && i + 5 < text.size() && text.substr(i + 2, 4).equals_insensitive("ffff")) {
+        rewritten += Marker;
+        rewritten += 'u';
+        sawMarker = true;
+        i += 5;
+        continue;
+      }
       if (text[i + 1] == 'u' && i + 5 < text.size() &&
           llvm::StringRef(text.substr(i + 2, 2)).equals_insensitive("dc") && !previousIsHighSurrogate) {
         unsigned value;
         if (!text.substr(i + 4, 2).getAsInteger(16, value) && value >= 0x80) {
           rewritten += Marker;
+          rewritten += 'b';
           rewritten += text.substr(i + 4, 2).str();
           sawMarker = true;
           i += 5;
@@ -200,8 +218,13 @@ nlohmann::ordered_json parsePythonJson(llvm::StringRef text) {
     size_t pos = 0, found;
     while ((found = s.find(Marker, pos)) != std::string::npos) {
       out.append(s, pos, found - pos);
-      out += static_cast<char>(std::stoi(s.substr(found + 3, 2), nullptr, 16));
-      pos = found + 5;
+      if (s.compare(found + 3, 1, "u") == 0) {
+        out += Marker;
+        pos = found + 4;
+      } else { // "b" and two hex digits, as written above
+        out += static_cast<char>(std::stoi(s.substr(found + 4, 2), nullptr, 16));
+        pos = found + 6;
+      }
     }
     out.append(s, pos);
     s = std::move(out);

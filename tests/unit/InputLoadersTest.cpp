@@ -110,6 +110,20 @@ TEST(LinkerParams, WithoutOutputEveryOperandButNoFlags) {
   EXPECT_EQ(rels(*in), (std::vector<std::string>{"a.o", "lib.a"}));
 }
 
+// Found by fuzz/linker_params.cpp (reproducer in fuzz/regressions/linker_params/):
+// "@inner.params<NUL>junk" read inner.params, since open() stops at the NUL;
+// the origin then named a file that does not exist.
+TEST(LinkerParams, NulInAtFileNameIsAnError) {
+  TempDir dir;
+  writeFile(dir / "inner.params", "inner.o\n");
+  writeFile(dir / "p", "a.o\n@" + (dir / "inner.params") + std::string("\0junk", 5) + "\n");
+  auto in = loadLinkerParams(dir / "p", "");
+  ASSERT_FALSE(static_cast<bool>(in));
+  std::string message = llvm::toString(in.takeError());
+  EXPECT_NE(message.find("NUL"), std::string::npos) << message;
+  EXPECT_NE(message.find((dir / "p") + ":2"), std::string::npos) << message;
+}
+
 TEST(BazelAquery, LastCppLinkWins) {
   TempDir dir;
   writeFile(dir / "a.json", R"({"actions": [
@@ -126,6 +140,22 @@ TEST(BazelAquery, LastCppLinkWins) {
   auto bad = loadBazelAquery(dir / "bad.json", "");
   ASSERT_FALSE(static_cast<bool>(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("actions"), std::string::npos);
+}
+
+// Seen while writing fuzz/aquery.cpp (reproducer in fuzz/regressions/aquery/): a non-string mnemonic threw nlohmann's
+// type_error out of the loader and terminated extract-ir. Such an action is
+// simply not a CppLink (the reference compares with ==).
+TEST(BazelAquery, NonStringMnemonicIsNotALink) {
+  TempDir dir;
+  writeFile(dir / "a.json", R"({"actions": [
+    {"mnemonic": "CppLink", "arguments": ["clang", "-o", "bin", "kept.o"]},
+    {"mnemonic": 1, "arguments": ["clang", "-o", "bin", "number.o"]},
+    {"mnemonic": null},
+    {"mnemonic": ["CppLink"], "arguments": ["clang", "-o", "bin", "list.o"]}
+  ]})");
+  auto in = loadBazelAquery(dir / "a.json", "");
+  ASSERT_TRUE(static_cast<bool>(in)) << llvm::toString(in.takeError());
+  EXPECT_EQ(rels(*in), (std::vector<std::string>{"kept.o"}));
 }
 
 TEST(ObjectDirectory, SortedPreOrderWalk) {

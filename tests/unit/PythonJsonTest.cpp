@@ -78,6 +78,27 @@ TEST(PythonJson, ParseRestoresSurrogateEscapedBytes) {
   EXPECT_EQ(parsePythonJson(text).get<std::string>(), name);
 }
 
+// Seen while writing fuzz/corpus_description.cpp (reproducer in
+// fuzz/regressions/corpus_description/): a U+FFFF in the text (the marker
+// the parser used internally) next to a surrogate escape was misread:
+// "\uffffzz" threw std::invalid_argument out of the parser (validate-corpus
+// terminated) and "\uffff41" came back as "A".
+TEST(PythonJson, ParseKeepsUFFFFBesideSurrogateEscapes) {
+  const std::string fffF = "\xef\xbf\xbf";
+  auto json = parsePythonJson("{\"modules\": [\"\\udc80\", \"\\uffffzz\", \"\\uFFFF41\", \"" + fffF +
+                              "\", \"\\\\uffff\"],"
+                              " \"\\uffff\\udcfe\": 1}");
+  ASSERT_EQ(json["modules"].size(), 5u);
+  EXPECT_EQ(json["modules"][0].get<std::string>(), "\x80");
+  EXPECT_EQ(json["modules"][1].get<std::string>(), fffF + "zz");
+  EXPECT_EQ(json["modules"][2].get<std::string>(), fffF + "41");
+  EXPECT_EQ(json["modules"][3].get<std::string>(), fffF);
+  EXPECT_EQ(json["modules"][4].get<std::string>(), "\\uffff");
+  EXPECT_EQ(json[fffF + "\xfe"].get<int>(), 1);
+  // What we write from those reads back equal.
+  EXPECT_EQ(parsePythonJson(dumpPythonJson(json)), json);
+}
+
 TEST(PythonJson, ParseErrorsCarryLineAndColumn) {
   try {
     parsePythonJson("{\n  \"a\": [1,\n}");

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of every fuzz target into OUT/<target>/.
+
+The seeds are small, valid (and a few nearly valid) inputs shaped like the
+test fixtures; objects and archives are built here with the real clang and
+llvm-ar, so no binary blob is checked in.
+
+usage: make_seeds.py OUT [--clang CLANG] [--llvm-ar AR]
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import tempfile
+
+
+def write(out, target, name, data):
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def compile_commands(out):
+    t = "compile_commands"
+    write(out, t, "arguments", json.dumps([
+        {"directory": "/src", "arguments": ["clang", "-c", "a.c", "-o", "obj/a.o"], "file": "a.c"},
+        {"directory": "/src", "arguments": ["clang", "-c", "b.c", "-o"], "file": "b.c"},
+    ]))
+    write(out, t, "command", json.dumps([
+        {"directory": "/src", "command": "clang -c 'x y.c' -o \"obj/x y.o\" -DQ=\\\"1\\\"", "file": "x y.c"},
+        {"directory": "/src", "command": "clang -c c.c", "output": "c.o", "file": "c.c"},
+        {"directory": "/src", "command": "clang 'unterminated", "file": "d.c"},
+        {"file": "no-directory.c"},
+        7,
+    ], indent=2))
+    write(out, t, "empty", "[]")
+
+
+def linker_params(out):
+    t = "linker_params"
+    write(out, t, "plain", "-o\nbin/app\nobj/a.o\nobj/b.o\n-lm\nlib/libx.a\n")
+    write(out, t, "nested", "@inner.params\n\"obj/with space.o\"\n-o\napp\n")
+    write(out, t, "no-output", "a.o\nb.o\n--start-group\nc.o\n--end-group\n")
+    write(out, t, "trailing-o", "a.o\n-o\n")
+    write(out, t, "self", "@link.params\n")
+
+
+def aquery(out):
+    t = "aquery"
+    link = {"mnemonic": "CppLink", "arguments": ["clang", "-o", "bin/app", "obj/a.o", "@inner.params", "obj/b.o"]}
+    write(out, t, "link", json.dumps({"actions": [{"mnemonic": "CppCompile", "arguments": ["clang", "-c"]}, link]}))
+    write(out, t, "two-links", json.dumps({"actions": [link, dict(link, arguments=["ld", "x.o", "-o", "y"])]}))
+    write(out, t, "no-link", json.dumps({"actions": [], "artifacts": [{"id": 1, "pathFragmentId": 2}]}))
+
+
+def corpus_description(out):
+    t = "corpus_description"
+    write(out, t, "plain", json.dumps({"has_thinlto": False, "modules": ["a", "dir/b", "lib/libx.a/m.o"]}, indent=2))
+    write(out, t, "override", json.dumps({
+        "global_command_override": ["-cc1", "-O2"], "has_thinlto": True, "extra": {"n": 1.5, "big": 2**64},
+        "modules": []}, indent=2))
+    # A module name with a byte that is not UTF-8, as Python writes it.
+    write(out, t, "surrogate", '{\n  "modules": [\n    "caf\\udce9",\n    "\\u00e9"\n  ]\n}')
+
+
+def llvmcmd(out):
+    t = "llvmcmd"
+    write(out, t, "cc1", "-cc1\0-triple\0x86_64-unknown-linux-gnu\0-O2\0-emit-obj\0")
+    write(out, t, "empty-fields", "\0\0-O3\0")
+
+
+def shell_words(out):
+    t = "shell_words"
+    write(out, t, "quotes", "clang -c 'a b.c' \"x\\\"y\" c\\ d -o out.o")
+    write(out, t, "newline", "a\\\nb \"$HOME\" '`'")
+    write(out, t, "unterminated", "clang \"abc")
+
+
+def log_bytes(header, records):
+    """A training log: header, then ('context', name) | ('obs', n, bytes) | ('out', n, bytes)."""
+    text = json.dumps(header, separators=(",", ":")).encode() + b"\n"
+    for r in records:
+        if r[0] == "context":
+            text += json.dumps({"context": r[1]}, separators=(",", ":")).encode() + b"\n"
+        elif r[0] == "obs":
+            text += b'{"observation":%d}\n' % r[1] + r[2] + b"\n"
+        else:
+            text += b'{"outcome":%d}\n' % r[1] + r[2] + b"\n"
+    return text
+
+
+def spec(name, type_="int64_t", shape=(1,)):
+    return {"name": name, "type": type_, "port": 0, "shape": list(shape)}
+
+
+def training_log(out):
+    t = "training_log"
+    inliner = {"features": [spec("callee_users"), spec("inlining_default"), spec("inlining_decision")],
+               "score": spec("reward", "float")}
+    obs = lambda a, b, c: struct.pack("<qqq", a, b, c)
+    write(out, t, "inliner", log_bytes(inliner, [
+        ("context", "main"), ("obs", 0, obs(3, 1, 1)), ("out", 0, struct.pack("<f", 0.5)),
+        ("obs", 1, obs(10, 0, 0)), ("context", "f"), ("obs", 0, obs(0x0a0a, 1, 1)), ("context", "main"),
+        ("obs", 2, obs(1, 1, 0))]))
+    regalloc = {"features": [spec("mask", shape=(33,)), spec("weights", "float", (33,)), spec("index_to_evict")],
+                "score": spec("reward", "float")}
+    write(out, t, "regalloc", log_bytes(regalloc, [
+        ("context", "foo"), ("obs", 0, b"\1\0\0\0\0\0\0\0" * 33 + b"\0\0\x80\x3f" * 33 + struct.pack("<q", 32)),
+        ("out", 0, struct.pack("<f", -1.25))]))
+    # An interactive channel: one stream per header, advice declared, no score.
+    channel = {"features": [spec("sz"), spec("inlining_default")], "advice": spec("inlining_decision")}
+    stream = log_bytes(channel, [("context", "a"), ("obs", 0, struct.pack("<qq", 5, 1)), ("obs", 1, struct.pack("<qq", 9, 0))])
+    write(out, t, "channel", stream + stream)
+    write(out, t, "types", log_bytes({"features": [spec("i8", "int8_t", (2, 2)), spec("d", "double", (0,)),
+                                                   spec("u16", "uint16_t")]},
+                                     [("context", "x"), ("obs", 0, b"\n\n\n\n\1\2")]))
+    write(out, t, "truncated", log_bytes(inliner, [("context", "main"), ("obs", 0, obs(1, 1, 1))])[:-9])
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked(crc):
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord(payload):
+    length = struct.pack("<Q", len(payload))
+    return length + struct.pack("<I", masked(crc32c(length))) + payload + struct.pack("<I", masked(crc32c(payload)))
+
+
+def tfrecords(out):
+    t = "tfrecord"
+    write(out, t, "two", tfrecord(b"\x0a\x02\x08\x01") + tfrecord(b""))
+    write(out, t, "bad-crc", tfrecord(b"payload")[:-1] + b"\0")
+
+
+def journal(out):
+    t = "journal"
+    line = lambda **kw: json.dumps(dict({"input": "obj/a.o", "name": "a", "status": "ok", "reason": "", "size": 10,
+                                         "mtime_ns": 1700000000000000000}, **kw), separators=(",", ":"))
+    write(out, t, "resume", "\n".join([
+        line(), line(input="lib/x.a", member="m.o", name="lib/x.a/m.o"),
+        line(input="b.o", name="b", status="failed", reason="bitcode_section_missing", size=0, mtime_ns=-1),
+        line(status="bogus"), '{"input":"torn']) )
+
+
+def objects(out, clang, llvm_ar):
+    t = "object_sections"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "m.c")
+        with open(src, "w") as f:
+            f.write("int f(int x) { return x + 1; }\n")
+        builds = {
+            "elf.o": ["-target", "x86_64-linux-gnu", "-O2"],
+            "elf-nocmd.o": ["-target", "x86_64-linux-gnu", "-fembed-bitcode=bitcode"],
+            "coff.o": ["-target", "x86_64-windows-msvc"],
+            "macho.o": ["-target", "arm64-apple-macos"],
+        }
+        for name, flags in builds.items():
+            obj = os.path.join(tmp, name)
+            embed = [] if any(x.startswith("-fembed") for x in flags) else ["-Xclang", "-fembed-bitcode=all"]
+            subprocess.run([clang, "-c", src, "-o", obj] + embed + flags, check=True)
+            with open(obj, "rb") as f:
+                write(out, t, name, f.read())
+        archive = os.path.join(tmp, "lib.a")
+        subprocess.run([llvm_ar, "rc", archive, os.path.join(tmp, "elf.o"), os.path.join(tmp, "elf-nocmd.o")],
+                       check=True)
+        with open(archive, "rb") as f:
+            write(out, t, "lib.a", f.read())
+    write(out, t, "not-an-object", "hello\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out")
+    p.add_argument("--clang", default="clang-22")
+    p.add_argument("--llvm-ar", default="llvm-ar-22")
+    a = p.parse_args()
+    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
+                 tfrecords, journal):
+        make(a.out)
+    objects(a.out, a.clang, a.llvm_ar)
+
+
+if __name__ == "__main__":
+    main()
