@@ -8,6 +8,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 
@@ -65,7 +66,7 @@ llvm::Error probeInlinerPlugin(const ModeRequest &request, const CompilerCapabil
     llvm::raw_fd_ostream os(module, ec);
     if (ec)
       return llvm::createStringError(ec, "cannot write %s: %s", module.c_str(), ec.message().c_str());
-    os << ProbeModule;
+    os << "target triple = \"" << llvm::sys::getDefaultTargetTriple() << "\"\n" << ProbeModule;
   }
   AdvisorSetup advisor;
   advisor.Mode = AdvisorMode::Plugin;

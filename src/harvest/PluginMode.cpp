@@ -22,8 +22,7 @@ std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool cl
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
   // options must come after -load-pass-plugin.
-  for (std::string option : {"-mlgo-inliner-log=" + advisor.TrainingLog,
-                             "-mlgo-inliner-policy=" + advisor.PluginPolicy,
+  for (std::string option : {"-mlgo-inliner-log=" + advisor.TrainingLog, "-mlgo-inliner-policy=" + advisor.PluginPolicy,
                              "-mlgo-inliner-module=" + advisor.ModuleName}) {
     if (clang)
       flags.push_back("-mllvm");
@@ -54,9 +53,11 @@ void explainPluginFailure(CompileOutcome &outcome, llvm::StringRef pluginPath) {
   if (outcome.Result != CompileOutcome::Status::Failed || outcome.Reason != "compiler_failed")
     return;
   const std::string &err = outcome.StderrTail;
-  // opt: "Failed to load passes from '...'"; clang: "unable to load plugin '...'";
+  // opt: "Could not load library '...'" or "Failed to load passes from '...'";
+  // clang: "unable to load plugin '...'";
   // the plugin's own fatal errors start with its name.
-  for (const char *marker : {"Failed to load passes from", "unable to load plugin", "Wrong API version", "libMLGOInlineAdvisor"}) {
+  for (const char *marker : {"Could not load library", "Failed to load passes from", "unable to load plugin",
+                             "Wrong API version", "libMLGOInlineAdvisor"}) {
     size_t at = err.find(marker);
     if (at == std::string::npos)
       continue;

@@ -39,7 +39,8 @@ InProcessPolicyRegistration Default("default", "default: the default heuristic's
                                       return std::make_unique<DefaultDecisions>();
                                     });
 
-InProcessPolicyRegistration Random("random", "random:P[:SEED]: inline with probability P (as harvest-logs' random policy)",
+InProcessPolicyRegistration Random("random",
+                                   "random:P[:SEED]: inline with probability P (as harvest-logs' random policy)",
                                    [](llvm::StringRef argument) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
                                      auto spec = parsePolicy(("random:" + argument).str());
                                      if (!spec)

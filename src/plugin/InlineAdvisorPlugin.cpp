@@ -137,8 +137,8 @@ public:
       fatal("the inlining policy failed: " + toString(decision.takeError()));
     for (size_t i = 0; i < Extras.size(); ++i)
       if (ExtraBytes[i].size() != Extras[i].byteSize())
-        fatal("the policy's extra output " + Extras[i].Name + " has " + Twine(ExtraBytes[i].size()) +
-              " bytes, not " + Twine(Extras[i].byteSize()));
+        fatal("the policy's extra output " + Extras[i].Name + " has " + Twine(ExtraBytes[i].size()) + " bytes, not " +
+              Twine(Extras[i].byteSize()));
     if (!LogPath.empty())
       log(StringRef(data, offset), defaultDecision, *decision);
     return *decision;
@@ -227,8 +227,9 @@ ModuleAnalysisManager *TheMAM = nullptr;
 // what -inliner-interactive-include-default sends as inlining_default.
 bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParams &Params) {
   Function &Caller = *CB.getCaller();
-  ProfileSummaryInfo *PSI = FAM.getResult<ModuleAnalysisManagerFunctionProxy>(Caller)
-                                .getCachedResult<ProfileSummaryAnalysis>(*Caller.getParent());
+  ProfileSummaryInfo *PSI =
+      FAM.getResult<ModuleAnalysisManagerFunctionProxy>(Caller).getCachedResult<ProfileSummaryAnalysis>(
+          *Caller.getParent());
   auto &ORE = FAM.getResult<OptimizationRemarkEmitterAnalysis>(Caller);
   auto GetAssumptionCache = [&](Function &F) -> AssumptionCache & { return FAM.getResult<AssumptionAnalysis>(F); };
   auto GetBFI = [&](Function &F) -> BlockFrequencyInfo & { return FAM.getResult<BlockFrequencyAnalysis>(F); };

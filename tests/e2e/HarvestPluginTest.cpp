@@ -85,6 +85,7 @@ protected:
     std::string d = Fixture->path();
     // -Oz IR before any LLVM pass, as corpora hold it: every call site is still there.
     const std::string flags = " -Oz -Xclang -disable-llvm-passes -emit-llvm -c ";
+    fs::create_directories(d + "/bc");
     for (int i = 1; i <= 3; ++i) {
       std::string name = "cxx" + std::to_string(i);
       writeFile(d + "/src/" + name + ".cpp", cppSource(i, 12 * i));
@@ -188,14 +189,17 @@ TEST_F(HarvestPlugin, ClangLoadsThePluginAndKeepsThePlainTextSize) {
 TEST_F(HarvestPlugin, AutoPicksThePluginAndFallsBackWithTheReason) {
   CommandResult r = run(harvest(Work / "auto", "--modules_filter=c1"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  EXPECT_EQ(r.Err.find("compiler: opt-22 (LLVM 22), without development mode; using plugin mode (auto: "), 0u) << r.Err;
+  // The first line says which mode and why.
+  EXPECT_EQ(r.Err.find("INFO:root:compiler: opt-22 (LLVM 22), without development mode; using plugin mode (auto: "), 0u)
+      << r.Err;
   EXPECT_EQ(summary(Work / "auto")["mode"], "plugin");
 
   // A compiler of another LLVM version: auto says why and runs interactively,
   // with the same log format.
-  std::string other = writeScript(Work / "opt-21", "#!/bin/sh\n"
-                                                   "if [ \"$1\" = --version ]; then echo 'LLVM version 21.1.0'; exit 0; fi\n"
-                                                   "exec opt-22 \"$@\"\n");
+  std::string other =
+      writeScript(Work / "opt-21", "#!/bin/sh\n"
+                                   "if [ \"$1\" = --version ]; then echo 'LLVM version 21.1.0'; exit 0; fi\n"
+                                   "exec opt-22 \"$@\"\n");
   r = run(harvest(Work / "fallback", "--modules_filter=c1 --opt_path=" + quote(other)));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("using interactive mode (auto: no plugin ("), std::string::npos) << r.Err;
@@ -228,7 +232,7 @@ TEST_F(HarvestPlugin, AutoPicksThePluginAndFallsBackWithTheReason) {
 
 TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
   // An unknown in-process policy: the plugin stops every compile with its reason.
-  CommandResult r = run(harvest(Work / "unknown", "--mode=plugin --policy=nosuch:1 --modules_filter=c"));
+  CommandResult r = run(harvest(Work / "unknown", "--mode=plugin --policy=nosuch:1 --modules_filter='c[0-9]'"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   auto j = byModule(Work / "unknown");
   ASSERT_EQ(j.size(), 3u);
@@ -239,8 +243,16 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
               std::string::npos)
         << line.dump();
   }
+  // A plugin the compiler cannot load: every module says so.
+  writeFile(Work / "libbroken.so", "not an ELF file");
+  r = run(harvest(Work / "noload", "--mode=plugin --modules_filter=c1 --plugin_path=" + quote(Work / "libbroken.so")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  j = byModule(Work / "noload");
+  EXPECT_EQ(j["c1"]["reason"], "plugin_failed") << j["c1"].dump();
+  EXPECT_NE(j["c1"]["detail"].get<std::string>().find("Could not load library"), std::string::npos) << j["c1"].dump();
+
   // In auto mode such a policy is refused before any module runs.
-  r = run(harvest(Work / "auto-unknown", "--policy=nosuch:1 --modules_filter=c"));
+  r = run(harvest(Work / "auto-unknown", "--policy=nosuch:1 --modules_filter='c[0-9]'"));
   EXPECT_EQ(r.ExitCode, 1) << r.Err;
   EXPECT_NE(r.Err.find("runs only inside the compiler, and the plugin cannot be used"), std::string::npos) << r.Err;
 
@@ -248,7 +260,7 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
   std::string crashing = writeScript(Work / "crashing-opt", "#!/bin/bash\n"
                                                             "case \"$*\" in *c2.bc*) kill -SEGV $$;; esac\n"
                                                             "exec opt-22 \"$@\"\n");
-  r = run(harvest(Work / "crash", "--mode=plugin --modules_filter=c --opt_path=" + quote(crashing)));
+  r = run(harvest(Work / "crash", "--mode=plugin --modules_filter='c[0-9]' --opt_path=" + quote(crashing)));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   j = byModule(Work / "crash");
   EXPECT_EQ(j["c2"]["status"], "failed");
