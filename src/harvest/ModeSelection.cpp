@@ -139,11 +139,9 @@ llvm::Expected<ModeChoice> chooseMode(const ModeRequest &request, const Compiler
   } else {
     choice.PluginFallback = unsuitable;
   }
-  // Without the plugin: the interactive channel where it works, else development mode.
-  bool interactiveWorks = request.Decisions != Problem::Inliner || caps.MajorVersion == 0 || caps.MajorVersion >= 21;
-  bool development = request.Policy.How == PolicySpec::Kind::Model ||
-                     (isRegalloc(request.Decisions) && caps.DevelopmentMode) ||
-                     (!interactiveWorks && caps.DevelopmentMode);
+  // Without the plugin: development mode where the compiler has it (a TFLite
+  // build, as before the plugin existed), else the interactive channel.
+  bool development = request.Policy.How == PolicySpec::Kind::Model || caps.DevelopmentMode;
   choice.Mode = development ? AdvisorMode::Development : AdvisorMode::Interactive;
   choice.Reason = "auto: no plugin (" + choice.PluginFallback + ")";
   return choice;

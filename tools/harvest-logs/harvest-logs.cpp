@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
                  "(inliner; default, random and in-process policies). interactive: the harvester answers every "
                  "decision over a FIFO channel. development: the compiler writes -training-log itself (a TFLite "
                  "build). auto: the plugin when it loads cleanly into the compiler (probed once), else "
-                 "interactive, else development; the first log line and summary.json say which and why.")
+                 "development when the compiler has it, else interactive; the first log line and summary.json say "
+                 "which and why.")
       ->check(CLI::IsMember({"auto", "interactive", "development", "plugin"}))
       ->capture_default_str();
   std::string pluginPath = defaultInlinerPluginPath();

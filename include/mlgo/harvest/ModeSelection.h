@@ -1,6 +1,6 @@
 // Which advisor mode a harvest runs in, and why: --mode=auto prefers the
 // in-process plugin when it loads cleanly into the compiler, then the
-// interactive channel, then development mode.
+// development mode where the compiler has it, then the interactive channel.
 #pragma once
 
 #include "mlgo/harvest/CompilerDriver.h"
