@@ -3,13 +3,16 @@
 #
 #   bench/harvest.sh [N ...]     (default: 200)
 #
-# For each N, generates an N-module corpus (C compiled with clang-22 -Oz
-# -Xclang -disable-llvm-passes -emit-llvm, so minsize/optsize are set; each
-# module has 10-70 functions making 6 calls each), then times, with the same
-# parallelism (2):
+# For each N, generates two N-module corpora compiled with clang-22 -Oz
+# -Xclang -disable-llvm-passes -emit-llvm (so minsize/optsize are set): C
+# (10-70 functions making 6 calls each) and decision-dense C++ (templates and
+# 300-600 small functions, 2000-4000 inlining decisions per module). For
+# each it times, one run each with the same parallelism (2):
 #   baseline:     opt-22 -passes='default<Oz>' + llc-22 -O2 -filetype=obj per module (xargs -P2)
-#   harvest-logs: --policy=default --num_workers=2 (interactive channel, logs, sizes)
-# and prints the ratio, decisions per second and the harvester's own peak RSS.
+#   interactive:  harvest-logs --mode=interactive --policy=default --num_workers=2 (FIFO channel)
+#   plugin:       harvest-logs --mode=plugin --policy=default --num_workers=2 (in-process plugin)
+# and prints each one's ratio to the baseline, decisions per second and the
+# harvester's own peak RSS.
 # A regalloc row follows: N optimized modules with high register pressure,
 # plain llc-22 -O2 against harvest-logs --problem=regalloc-evict
 # --compiler=llc --policy=random:0.5 (stock llc sends no default eviction, so
@@ -49,6 +52,34 @@ generate() { # N DIR
   "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
 }
 
+generate_cxx() { # N DIR: C++ with templates and many small functions
+  local n=$1 dir=$2
+  [ -f "$dir/corpus/corpus_description.json" ] && return
+  rm -rf "$dir" && mkdir -p "$dir/src" "$dir/bc"
+  for ((i = 0; i < n; i++)); do
+    local fns=$((300 + (i * 13) % 300))
+    {
+      echo "template <typename T, int N> struct Ops {"
+      echo "  static T f(T x) { return x * N + 1; }"
+      echo "  static T g(T x) { return Ops<T, N - 1>::f(x) ^ N; }"
+      echo "};"
+      echo "template <typename T> struct Ops<T, 0> { static T f(T x) { return x; } static T g(T x) { return x; } };"
+      echo "template <typename T> inline T clampv(T x, T lo, T hi) { return x < lo ? lo : x > hi ? hi : x; }"
+      echo "template <typename T> struct Box { T v; T get() const { return v; } void add(T d) { v += clampv<T>(d, 0, 99); } };"
+      for ((f = 0; f < fns; f++)); do
+        echo "static int h$f(int x) { return Ops<int, $((f % 16))>::g(x) + clampv(x, 0, $f); }"
+      done
+      for ((f = 0; f < fns; f++)); do
+        echo "int f$f(int x) { Box<long> b{x}; b.add(Ops<long, $((f % 8))>::g(x)); return h$f(x) + h$(((f * 7 + 1) % fns))(x + 1) + static_cast<int>(b.get()); }"
+      done
+    } > "$dir/src/m$i.cpp"
+  done
+  echo "bench: compiling $n C++ modules..." >&2
+  (cd "$dir" && ls src | sed 's/\.cpp$//' |
+    xargs -P"$(nproc)" -I{} clang-22 -x c++ -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/{}.cpp -o bc/{}.bc)
+  "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
+}
+
 generate_regalloc() { # N DIR: modules whose functions keep 24-60 doubles live across a loop
   local n=$1 dir=$2
   [ -f "$dir/corpus/corpus_description.json" ] && return
@@ -74,25 +105,41 @@ generate_regalloc() { # N DIR: modules whose functions keep 24-60 doubles live a
 }
 
 now() { date +%s.%N; }
-printf '%-9s %-6s %-10s %-10s %-7s %-10s %-12s %-14s\n' problem N baseline_s harvest_s ratio decisions decisions/s harvester_RSS_MB
+row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
+  local decisions=- rate=- rss=-
+  if [ -n "${6:-}" ]; then
+    decisions=$(grep -o '"decisions": [0-9]*' "$6/summary.json" | grep -o '[0-9]*$')
+    rss=$(printf '%.1f' "$(echo "$(grep -o '"harvester_peak_rss_kb": [0-9]*' "$6/summary.json" | grep -o '[0-9]*$') / 1024" | bc -l)")
+    rate=$(printf '%.0f' "$(echo "$decisions / $4" | bc -l)")
+    local ok
+    ok=$(grep -c '"status":"ok"' "$6/harvest.jsonl" || true)
+    [ "$ok" -eq "$2" ] || echo "bench: only $ok of $2 modules ok in $6" >&2
+  fi
+  printf '%-14s %-6s %-12s %-10.2f %-7.2f %-10s %-12s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
+    "$decisions" "$rate" "$rss"
+}
+printf '%-14s %-6s %-12s %-10s %-7s %-10s %-12s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB
 for n in "${sizes[@]}"; do
-  dir=$work/harvest_$n
-  generate "$n" "$dir"
-  rm -rf "$dir/plain" "$dir/out" && mkdir -p "$dir/plain"
-  t0=$(now)
-  (cd "$dir" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
-    'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" "$1" -o plain/$b.opt.bc && llc-22 -O2 -filetype=obj plain/$b.opt.bc -o plain/$b.o' _ {})
-  t1=$(now)
-  "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/out" --policy=default --num_workers=2
-  t2=$(now)
-  base=$(echo "$t1 - $t0" | bc -l)
-  ours=$(echo "$t2 - $t1" | bc -l)
-  decisions=$(grep -o '"decisions": [0-9]*' "$dir/out/summary.json" | grep -o '[0-9]*$')
-  rss=$(grep -o '"harvester_peak_rss_kb": [0-9]*' "$dir/out/summary.json" | grep -o '[0-9]*$')
-  ok=$(grep -c '"status":"ok"' "$dir/out/harvest.jsonl" || true)
-  [ "$ok" -eq "$n" ] || echo "bench: only $ok of $n modules ok" >&2
-  printf '%-9s %-6s %-10.2f %-10.2f %-7.2f %-10s %-12.0f %-14.1f\n' inliner "$n" "$base" "$ours" \
-    "$(echo "$ours / $base" | bc -l)" "$decisions" "$(echo "$decisions / $ours" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+  for kind in c cxx; do
+    dir=$work/harvest_${kind}_$n
+    if [ $kind = c ]; then generate "$n" "$dir"; else generate_cxx "$n" "$dir"; fi
+    rm -rf "$dir/plain" "$dir/interactive" "$dir/plugin" && mkdir -p "$dir/plain"
+    t0=$(now)
+    (cd "$dir" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
+      'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" "$1" -o plain/$b.opt.bc && llc-22 -O2 -filetype=obj plain/$b.opt.bc -o plain/$b.o' _ {})
+    t1=$(now)
+    "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/interactive" --mode=interactive --num_workers=2
+    t2=$(now)
+    "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/plugin" --mode=plugin --num_workers=2
+    t3=$(now)
+    base=$(echo "$t1 - $t0" | bc -l)
+    row "inliner/$kind" "$n" plain-opt+llc "$base" "$base"
+    row "inliner/$kind" "$n" interactive "$(echo "$t2 - $t1" | bc -l)" "$base" "$dir/interactive"
+    row "inliner/$kind" "$n" plugin "$(echo "$t3 - $t2" | bc -l)" "$base" "$dir/plugin"
+    for f in "$dir"/plugin/logs/*.log; do # the two modes' logs are the same bytes
+      cmp -s "$f" "$dir/interactive/logs/${f##*/}" || { echo "bench: ${f##*/} differs between the modes" >&2; exit 1; }
+    done
+  done
 
   dir=$work/regalloc_$n
   generate_regalloc "$n" "$dir"
@@ -104,9 +151,6 @@ for n in "${sizes[@]}"; do
     --policy=random:0.5:1 --num_workers=2
   t2=$(now)
   base=$(echo "$t1 - $t0" | bc -l)
-  ours=$(echo "$t2 - $t1" | bc -l)
-  decisions=$(grep -o '"decisions": [0-9]*' "$dir/out/summary.json" | grep -o '[0-9]*$')
-  rss=$(grep -o '"harvester_peak_rss_kb": [0-9]*' "$dir/out/summary.json" | grep -o '[0-9]*$')
-  printf '%-9s %-6s %-10.2f %-10.2f %-7.2f %-10s %-12.0f %-14.1f\n' regalloc "$n" "$base" "$ours" \
-    "$(echo "$ours / $base" | bc -l)" "$decisions" "$(echo "$decisions / $ours" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+  row regalloc "$n" plain-llc "$base" "$base"
+  row regalloc "$n" interactive "$(echo "$t2 - $t1" | bc -l)" "$base" "$dir/out"
 done

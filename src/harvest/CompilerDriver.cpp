@@ -1,6 +1,7 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
 #include "mlgo/extract/CmdFilter.h"
+#include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 
@@ -47,6 +48,11 @@ std::vector<std::string> advisorFlags(Problem problem, const AdvisorSetup &advis
 }
 
 void addAdvisorFlags(std::vector<std::string> &argv, Problem problem, const AdvisorSetup &advisor, bool viaMllvm) {
+  if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin) {
+    std::vector<std::string> flags = pluginAdvisorFlags(advisor, /*clang=*/viaMllvm);
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return;
+  }
   for (std::string &flag : advisorFlags(problem, advisor)) {
     if (viaMllvm)
       argv.push_back("-mllvm");

@@ -2,7 +2,9 @@
 #include "mlgo/support/Version.h"
 
 #include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/NativeSize.h"
+#include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/TFRecord.h"
@@ -192,7 +194,7 @@ private:
   bool sizeRewarded() const {
     return Options.Decisions == Problem::Inliner &&
            (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec ||
-            Options.Policy.How == PolicySpec::Kind::TFLite);
+            Options.Policy.How == PolicySpec::Kind::TFLite || Options.Policy.How == PolicySpec::Kind::InProcess);
   }
 
   Deadline deadline() const {
@@ -242,6 +244,8 @@ private:
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
                                  ? runInteractive(compileJob, advisor.ChannelBase, Options.Decisions, *policy, *log)
                                  : runCompile(compileJob);
+    if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin)
+      explainPluginFailure(outcome, advisor.PluginPath);
     record.Decisions = outcome.Decisions;
     record.Streams = outcome.Streams;
     setOutcome(record, outcome);
@@ -272,6 +276,9 @@ private:
     advisor.TrainingLog = joinPath(work, "training.log");
     if (Options.Policy.How == PolicySpec::Kind::Model)
       advisor.ModelDir = Options.Policy.ModelDir;
+    advisor.PluginPath = Options.PluginPath;
+    advisor.PluginPolicy = pluginPolicy(Options.Policy);
+    advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
 
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
@@ -294,11 +301,13 @@ private:
       policy.abandonModule();
       return;
     }
-    std::string produced = Options.Mode == AdvisorMode::Development ? advisor.TrainingLog : interactiveLog;
+    // Development mode and the plugin write the log themselves (the plugin only once it has a decision).
+    bool compilerLogs = Options.Mode != AdvisorMode::Interactive;
+    std::string produced = compilerLogs ? advisor.TrainingLog : interactiveLog;
     // llc opens a regalloc channel only at the first function body: a
     // module without any never opens it, and has no decisions and no log.
-    bool hasLog = Options.Mode == AdvisorMode::Development ? llvm::sys::fs::exists(produced) : record.Streams > 0;
-    if (hasLog && Options.Mode == AdvisorMode::Development && !checkDevelopmentLog(produced, record))
+    bool hasLog = compilerLogs ? llvm::sys::fs::exists(produced) : record.Streams > 0;
+    if (hasLog && compilerLogs && !checkDevelopmentLog(produced, record))
       return;
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
@@ -358,7 +367,7 @@ private:
         })) {
       record.Status = "failed";
       record.Reason = "bad_training_log";
-      record.Detail = "the compiler's -training-log is not a valid log: " + llvm::toString(std::move(error));
+      record.Detail = "the log the compiler wrote is not a valid training log: " + llvm::toString(std::move(error));
       return false;
     }
     record.Decisions = observations;
@@ -465,7 +474,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["corpus"] = o.CorpusDir;
   j["problem"] = problemName(o.Decisions);
   j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : o.Compiler.Kind == CompilerKind::Llc ? "llc" : "clang";
-  j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
+  j["mode"] = modeName(o.Mode);
+  j["mode_reason"] = o.ModeReason;
   j["policy"] = o.Policy.describe();
   j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
   j["interrupted"] = Interrupted;

@@ -1,5 +1,7 @@
 #include "mlgo/harvest/Policy.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 namespace mlgo {
 
 std::string PolicySpec::describe() const {
@@ -14,6 +16,8 @@ std::string PolicySpec::describe() const {
     return "model:" + ModelDir;
   case Kind::TFLite:
     return "tflite:" + ModelDir;
+  case Kind::InProcess:
+    return InProcess;
   }
   return "default";
 }
@@ -53,7 +57,16 @@ llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text) {
     spec.ModelDir = text.str();
     return spec;
   }
-  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD, model:DIR or tflite:DIR, not '%s'",
+  // NAME[:ARG]: an in-process policy; the plugin checks the name when it loads.
+  llvm::StringRef name = text.split(':').first;
+  if (!name.empty() && llvm::isAlpha(name.front()) &&
+      name.find_if_not([](char c) { return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.'; }) == name.npos) {
+    spec.How = PolicySpec::Kind::InProcess;
+    spec.InProcess = text.str();
+    return spec;
+  }
+  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD, model:DIR, tflite:DIR or "
+                                 "NAME[:ARG] of an in-process plugin policy, not '%s'",
                                  text.str().c_str());
 }
 

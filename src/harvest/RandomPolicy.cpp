@@ -1,6 +1,5 @@
 #include "mlgo/harvest/Policy.h"
-
-#include "llvm/Support/xxhash.h"
+#include "mlgo/harvest/RandomStream.h"
 
 #include <random>
 
@@ -14,13 +13,13 @@ class RandomPolicy : public Policy {
 public:
   RandomPolicy(double probability, uint64_t seed) : Probability(probability), Seed(seed) {}
   llvm::Error beginModule(llvm::StringRef module) override {
-    Rng.seed(Seed ^ llvm::xxh3_64bits(module));
+    seedModuleStream(Rng, Seed, module);
     return llvm::Error::success();
   }
   llvm::Expected<std::string> decide(const Query &query, Deadline) override {
     if (query.Advice.Type == ElementType::Float) // priority: integral, below 2^32
       return bytesOf(static_cast<float>(std::uniform_int_distribution<uint32_t>(0, (1u << 20) - 1)(Rng)));
-    bool act = std::bernoulli_distribution(Probability)(Rng);
+    bool act = drawBernoulli(Rng, Probability);
     if (!query.MaskFeature) // the inliner
       return bytesOf<int64_t>(act ? 1 : 0);
     // Eviction: only columns the mask allows; 32 is "no eviction".

@@ -168,7 +168,9 @@ protected:
     return argv;
   }
   std::string harvest(const std::string &out, const std::string &flags = "") {
-    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
+    // The harvester's own pipes and writes are under test: the interactive channel.
+    return Harvest + " --mode=interactive --progress_interval=0 --corpus=" + quote(corpus()) +
+           " --output_dir=" + quote(out) + " " + flags;
   }
 
   // Every ok module with decisions has its log, holding exactly the journal's

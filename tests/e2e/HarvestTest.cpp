@@ -127,7 +127,7 @@ TempDir *HarvestLogs::Fixture = nullptr;
 
 TEST_F(HarvestLogs, DefaultPolicyReproducesTheOrdinaryInlinerByteForByte) {
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--explicit_temps_dir=" + quote(Work / "temps")));
+  CommandResult r = run(harvest(out, "--mode=interactive --explicit_temps_dir=" + quote(Work / "temps")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("using interactive mode"), std::string::npos) << r.Err;
   size_t total = 0;
@@ -237,7 +237,8 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
     std::string opt = fakeOpt(c.Name, c.Body);
     std::string out = Work / (std::string(c.Name) + "-out");
     auto start = std::chrono::steady_clock::now();
-    CommandResult r = run(harvest(out, "--opt_path=" + quote(opt) + " --compilation_timeout=2 --num_workers=2"));
+    CommandResult r =
+        run(harvest(out, "--mode=interactive --opt_path=" + quote(opt) + " --compilation_timeout=2 --num_workers=2"));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(r.ExitCode, 0) << c.Name << r.Err;
     EXPECT_LT(seconds, 12) << c.Name;
@@ -330,7 +331,9 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0); // a process group of its own, as a shell's job: Ctrl-C signals all of it
-    std::string cmd = "exec " + harvest(out, "--num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60") +
+    std::string cmd = "exec " +
+                      harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) +
+                                       " --compilation_timeout=60") +
                       " 2>" + quote(capture / "err");
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);

@@ -2,6 +2,8 @@
 // inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
 // (development mode).
 #include "mlgo/harvest/Harvester.h"
+#include "mlgo/harvest/ModeSelection.h"
+#include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
@@ -45,11 +47,16 @@ int main(int argc, char **argv) {
   app.add_option("--clang_path", o.Compiler.Clang, "The clang to run (--compiler=clang).")->capture_default_str();
   app.add_option("--passes", o.Compiler.Passes, "The opt pipeline (--compiler=opt).")->capture_default_str();
   app.add_option("--mode", mode,
-                 "auto: development mode when the compiler supports -training-log (a TFLite build), else "
-                 "interactive. interactive: the harvester answers every decision over a FIFO channel. "
-                 "development: the compiler writes -training-log itself.")
-      ->check(CLI::IsMember({"auto", "interactive", "development"}))
+                 "plugin: the compiler loads the inliner plugin (--plugin_path), which decides and logs in-process "
+                 "(inliner; default, random and in-process policies). interactive: the harvester answers every "
+                 "decision over a FIFO channel. development: the compiler writes -training-log itself (a TFLite "
+                 "build). auto: the plugin when it loads cleanly into the compiler (probed once), else "
+                 "development when the compiler has it, else interactive; the first log line and summary.json say "
+                 "which and why.")
+      ->check(CLI::IsMember({"auto", "interactive", "development", "plugin"}))
       ->capture_default_str();
+  std::string pluginPath = defaultInlinerPluginPath();
+  app.add_option("--plugin_path", pluginPath, "The inliner plugin for --mode=plugin/auto.")->capture_default_str();
   app.add_option("--policy", policy,
                  "default: the compiler's own decisions (NoInference). random:P[:SEED]: inline with probability P. "
                  "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
@@ -128,13 +135,24 @@ int main(int argc, char **argv) {
     log::error(llvm::toString(caps.takeError()));
     return 1;
   }
-  if (mode == "auto")
-    o.Mode = caps->DevelopmentMode ? AdvisorMode::Development : AdvisorMode::Interactive;
-  else
-    o.Mode = mode == "development" ? AdvisorMode::Development : AdvisorMode::Interactive;
+  ModeRequest request{mode, o.Decisions, o.Compiler, o.Policy, pluginPath, tool, std::min(o.TimeoutSeconds, 30.0)};
+  auto choice = chooseMode(request, *caps);
+  if (!choice) {
+    log::error(llvm::toString(choice.takeError()));
+    return 1;
+  }
+  o.Mode = choice->Mode;
+  o.ModeReason = choice->Reason;
+  o.PluginPath = pluginPath;
   log::info(std::string("compiler: ") + tool + " (LLVM " + std::to_string(caps->MajorVersion) + "), " +
-            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " +
-            (o.Mode == AdvisorMode::Development ? "development" : "interactive") + " mode");
+            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " + modeName(o.Mode) +
+            " mode (" + o.ModeReason + ")");
+  if (mode == "auto" && !choice->PluginFallback.empty() && o.Decisions == Problem::Inliner)
+    log::warning("not using the in-process plugin: " + choice->PluginFallback);
+  if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
+    log::error("--policy=" + policy + " runs only inside the compiler: use --mode=plugin (or auto)");
+    return 1;
+  }
   if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
     log::error(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
                       "--mode=interactive");
@@ -159,8 +177,9 @@ int main(int argc, char **argv) {
                  "e.g. --opt_path=opt-22");
       return 1;
     }
-  } else if (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
-             o.Policy.How == PolicySpec::Kind::TFLite) {
+  } else if (o.Mode == AdvisorMode::Development &&
+             (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
+              o.Policy.How == PolicySpec::Kind::TFLite)) {
     log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
     return 1;
   }

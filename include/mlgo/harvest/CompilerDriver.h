@@ -13,7 +13,7 @@
 namespace mlgo {
 
 enum class CompilerKind { Opt, Clang, Llc };
-enum class AdvisorMode { Interactive, Development };
+enum class AdvisorMode { Interactive, Development, Plugin };
 
 struct CompilerSettings {
   CompilerKind Kind = CompilerKind::Opt;
@@ -30,11 +30,13 @@ struct ModuleInputs {
   std::vector<std::string> CommandLine;
 };
 
-/// What the advisor is told: interactive channel or development-mode log.
+/// What the advisor is told: interactive channel, development-mode log, or
+/// the in-process plugin (PluginMode.h) with its log and policy.
 struct AdvisorSetup {
   AdvisorMode Mode = AdvisorMode::Interactive;
   std::string ChannelBase; // interactive
-  std::string TrainingLog; // development
+  std::string TrainingLog; // development and plugin
+  std::string PluginPath, PluginPolicy, ModuleName; // plugin
   std::string ModelDir;    // development with a model
   bool Enabled = true;     // false: the ordinary inliner (baseline sizes, benchmarks)
 };

@@ -21,6 +21,8 @@ struct HarvestOptions {
   Problem Decisions = Problem::Inliner;
   CompilerSettings Compiler;
   AdvisorMode Mode = AdvisorMode::Interactive;
+  std::string ModeReason; // why this mode (summary.json)
+  std::string PluginPath; // plugin mode: libMLGOInlineAdvisor.so
   PolicySpec Policy;
   ModuleSelection Selection;
   unsigned NumWorkers = 0; // 0: one per hardware thread

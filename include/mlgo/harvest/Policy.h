@@ -18,14 +18,16 @@ namespace mlgo {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
-/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR | tflite:DIR.
+/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR | tflite:DIR,
+/// or NAME[:ARG] of a policy compiled into the inliner plugin (InProcessPolicy.h).
 struct PolicySpec {
-  enum class Kind { Default, Random, Exec, Model, TFLite };
+  enum class Kind { Default, Random, Exec, Model, TFLite, InProcess };
   Kind How = Kind::Default;
   double Probability = 0.5;
   uint64_t Seed = 0;
   std::string Command; // exec: run with /bin/sh -c
-  std::string ModelDir; // model: and tflite:
+  std::string ModelDir;  // model: and tflite:
+  std::string InProcess; // NAME[:ARG], decided inside the compiler (plugin mode)
   std::string describe() const;
 };
 llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text);

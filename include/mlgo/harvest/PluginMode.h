@@ -1,0 +1,38 @@
+// Plugin mode: the compiler loads libMLGOInlineAdvisor.so, which decides and
+// logs every inlining decision in-process (src/plugin/); harvest-logs only
+// runs the compile and keeps the log.
+#pragma once
+
+#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/harvest/Policy.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+/// The plugin's file name, and the LLVM major version it is built for.
+extern const char *const InlinerPluginName;
+int inlinerPluginLlvmMajor();
+
+/// Next to the running executable: <bin>/../lib/mlgo-corpus/libMLGOInlineAdvisor.so
+/// (the build tree and the install tree both have this layout).
+std::string defaultInlinerPluginPath();
+
+/// The flags that load the plugin and set its log, policy and module name:
+/// opt: -load-pass-plugin=P -mlgo-inliner-...; clang: -fpass-plugin=P and
+/// the options through -mllvm.
+std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang);
+
+/// The plugin's -mlgo-inliner-policy for a policy spec, or "" when the
+/// policy cannot run in-process (exec:, model:).
+std::string pluginPolicy(const PolicySpec &policy);
+
+/// A failed plugin-mode compile whose stderr shows that the plugin did not
+/// load or failed inside becomes `plugin_failed`, with the compiler's words.
+void explainPluginFailure(CompileOutcome &outcome, llvm::StringRef pluginPath);
+
+} // namespace mlgo

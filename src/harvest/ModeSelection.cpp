@@ -1,0 +1,152 @@
+#include "mlgo/harvest/ModeSelection.h"
+
+#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/log/TrainingLog.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <chrono>
+
+namespace mlgo {
+namespace {
+
+// A caller and an inlinable callee: one decision under any inlining pipeline.
+const char ProbeModule[] = "define internal i32 @callee(i32 %x) {\n"
+                           "  %y = mul i32 %x, 3\n"
+                           "  ret i32 %y\n"
+                           "}\n"
+                           "define i32 @caller(i32 %x) {\n"
+                           "  %y = call i32 @callee(i32 %x)\n"
+                           "  ret i32 %y\n"
+                           "}\n";
+
+// Why the plugin cannot serve this request at all ("" when it can).
+std::string pluginUnsuitable(const ModeRequest &request) {
+  if (request.Decisions != Problem::Inliner)
+    return "the register allocator's advisors have no plugin hook (regalloc runs on the interactive channel)";
+  if (request.Policy.How == PolicySpec::Kind::Exec)
+    return "exec: policies answer on the interactive channel";
+  if (request.Policy.How == PolicySpec::Kind::Model)
+    return "model:DIR is development mode's TFLite model";
+  if (request.Policy.How == PolicySpec::Kind::TFLite)
+    return "tflite: policies are evaluated by the harvester on the interactive channel (not yet in the plugin)";
+  return "";
+}
+
+} // namespace
+
+const char *modeName(AdvisorMode mode) {
+  switch (mode) {
+  case AdvisorMode::Interactive:
+    return "interactive";
+  case AdvisorMode::Development:
+    return "development";
+  case AdvisorMode::Plugin:
+    return "plugin";
+  }
+  return "interactive";
+}
+
+llvm::Error probeInlinerPlugin(const ModeRequest &request, const CompilerCapabilities &caps) {
+  if (!llvm::sys::fs::exists(request.PluginPath))
+    return llvm::createStringError("%s does not exist", request.PluginPath.c_str());
+  if (caps.MajorVersion != inlinerPluginLlvmMajor())
+    return llvm::createStringError("%s is LLVM %d and the plugin is built for LLVM %d", request.Tool.c_str(),
+                                   caps.MajorVersion, inlinerPluginLlvmMajor());
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-plugin-probe", dir))
+    return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+  std::string module = joinPath(dir, "probe.ll");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(module, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write %s: %s", module.c_str(), ec.message().c_str());
+    os << "target triple = \"" << llvm::sys::getDefaultTargetTriple() << "\"\n" << ProbeModule;
+  }
+  AdvisorSetup advisor;
+  advisor.Mode = AdvisorMode::Plugin;
+  advisor.PluginPath = request.PluginPath;
+  advisor.TrainingLog = joinPath(dir, "probe.log");
+  advisor.PluginPolicy = pluginPolicy(request.Policy);
+  advisor.ModuleName = "probe";
+  ModuleInputs inputs{module, {"-c", "-Oz"}}; // clang: a plain driver command line
+  ModuleCommands commands = moduleCommands(request.Compiler, Problem::Inliner, inputs, advisor, dir);
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.ProbeTimeoutSeconds * 1000));
+  CompileJob job{commands.Compile, joinPath(dir, "stderr"), std::chrono::steady_clock::now() + timeout,
+                 request.ProbeTimeoutSeconds};
+  CompileOutcome outcome = runCompile(job);
+  if (outcome.Result != CompileOutcome::Status::Ok) {
+    std::string tail = llvm::StringRef(outcome.StderrTail).trim().str();
+    return llvm::createStringError("%s with the plugin failed on a probe module (%s)%s%s", request.Tool.c_str(),
+                                   outcome.Detail.c_str(), tail.empty() ? "" : ": ", tail.c_str());
+  }
+  std::string stderrText = llvm::StringRef(fileTail(job.StderrPath)).trim().str();
+  if (!stderrText.empty())
+    return llvm::createStringError("%s with the plugin printed to stderr on a probe module: %s", request.Tool.c_str(),
+                                   stderrText.c_str());
+  size_t decisions = 0;
+  if (!llvm::sys::fs::exists(advisor.TrainingLog))
+    return llvm::createStringError("the plugin loaded but logged no decision on a probe module (does --passes "
+                                   "run the inliner?)");
+  if (llvm::Error e = visitLog(advisor.TrainingLog, [&](TrainingLogReader &, TrainingLogReader::Event event) {
+        decisions += event == TrainingLogReader::Event::Observation;
+        return llvm::Error::success();
+      }))
+    return llvm::createStringError("the plugin's probe log is not valid: %s", llvm::toString(std::move(e)).c_str());
+  if (decisions == 0)
+    return llvm::createStringError("the plugin's probe log has no decision");
+  return llvm::Error::success();
+}
+
+llvm::Expected<ModeChoice> chooseMode(const ModeRequest &request, const CompilerCapabilities &caps) {
+  ModeChoice choice;
+  const std::string &r = request.Requested;
+  if (r == "interactive" || r == "development") {
+    choice.Mode = r == "interactive" ? AdvisorMode::Interactive : AdvisorMode::Development;
+    choice.Reason = "--mode=" + r;
+    return choice;
+  }
+  std::string unsuitable = pluginUnsuitable(request);
+  if (r == "plugin") {
+    if (!unsuitable.empty())
+      return llvm::createStringError("--mode=plugin: %s", unsuitable.c_str());
+    if (!llvm::sys::fs::exists(request.PluginPath))
+      return llvm::createStringError("--mode=plugin: %s does not exist (--plugin_path)", request.PluginPath.c_str());
+    if (caps.MajorVersion != inlinerPluginLlvmMajor())
+      return llvm::createStringError("--mode=plugin: %s is LLVM %d and the plugin is built for LLVM %d",
+                                     request.Tool.c_str(), caps.MajorVersion, inlinerPluginLlvmMajor());
+    choice.Mode = AdvisorMode::Plugin;
+    choice.Reason = "--mode=plugin";
+    return choice;
+  }
+  // auto
+  if (unsuitable.empty()) {
+    llvm::Error probe = probeInlinerPlugin(request, caps);
+    if (!probe) {
+      choice.Mode = AdvisorMode::Plugin;
+      choice.Reason = "auto: " + request.PluginPath + " loads cleanly into " + request.Tool;
+      return choice;
+    }
+    choice.PluginFallback = llvm::toString(std::move(probe));
+    if (request.Policy.How == PolicySpec::Kind::InProcess)
+      return llvm::createStringError("--policy=%s runs only inside the compiler, and the plugin cannot be used: %s",
+                                     request.Policy.InProcess.c_str(), choice.PluginFallback.c_str());
+  } else {
+    choice.PluginFallback = unsuitable;
+  }
+  // Without the plugin: development mode where the compiler has it (a TFLite
+  // build, as before the plugin existed), else the interactive channel.
+  bool development = request.Policy.How == PolicySpec::Kind::Model || caps.DevelopmentMode;
+  choice.Mode = development ? AdvisorMode::Development : AdvisorMode::Interactive;
+  choice.Reason = "auto: no plugin (" + choice.PluginFallback + ")";
+  return choice;
+}
+
+} // namespace mlgo

@@ -1,0 +1,290 @@
+// libMLGOInlineAdvisor.so: an LLVM pass plugin that replaces the inline
+// advisor with LLVM's own MLInlineAdvisor, whose model runner is ours: each
+// decision's features are computed by the same LLVM code as in interactive
+// mode, decided by an in-process policy (InProcessPolicy.h) and logged here,
+// in the development-mode format harvest-logs writes, with no pipes and no
+// second process.
+//
+//   opt-22 -load-pass-plugin=libMLGOInlineAdvisor.so -passes='default<Oz>'
+//     -mlgo-inliner-log=m.log [-mlgo-inliner-policy=random:0.5:7] m.bc -o out.bc
+//   clang-22 -fpass-plugin=libMLGOInlineAdvisor.so -mllvm -mlgo-inliner-log=m.log ...
+#include "mlgo/harvest/InProcessPolicy.h"
+#include "mlgo/log/TrainingLog.h"
+
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/BlockFrequencyInfo.h"
+#include "llvm/Analysis/EphemeralValuesCache.h"
+#include "llvm/Analysis/InlineAdvisor.h"
+#include "llvm/Analysis/InlineCost.h"
+#include "llvm/Analysis/MLInlineAdvisor.h"
+#include "llvm/Analysis/MLModelRunner.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ProfileSummaryInfo.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Plugins/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+cl::OptionCategory Category("MLGO inliner plugin (libMLGOInlineAdvisor.so)");
+
+cl::opt<std::string> PolicyOption("mlgo-inliner-policy", cl::init("default"), cl::cat(Category),
+                                  cl::desc("Who decides: default, random:P[:SEED], or another registered in-process "
+                                           "policy (NAME[:ARGUMENT]). Environment: MLGO_INLINER_POLICY."));
+cl::opt<std::string> LogOption("mlgo-inliner-log", cl::cat(Category),
+                               cl::desc("Write the training log (development-mode format: features, "
+                                        "inlining_default, inlining_decision) to this file; created at the first "
+                                        "decision. Environment: MLGO_INLINER_LOG."));
+cl::opt<std::string> ModuleOption("mlgo-inliner-module", cl::cat(Category),
+                                  cl::desc("The module's name for per-module policy state such as the random "
+                                           "policy's seed (default: the LLVM module identifier). Environment: "
+                                           "MLGO_INLINER_MODULE."));
+cl::opt<bool> InertOption("mlgo-inliner-off", cl::init(false), cl::cat(Category),
+                          cl::desc("Load without replacing the inline advisor (the ordinary inliner runs)."));
+
+// An option, else its environment variable, else `fallback`.
+std::string setting(const cl::opt<std::string> &option, const char *variable, const std::string &fallback) {
+  if (option.getNumOccurrences())
+    return option;
+  if (const char *value = std::getenv(variable))
+    return value;
+  return fallback;
+}
+
+[[noreturn]] void fatal(const Twine &message) {
+  report_fatal_error("libMLGOInlineAdvisor: " + message, /*gen_crash_diag=*/false);
+}
+
+mlgo::TensorSpec ourSpec(const llvm::TensorSpec &spec) {
+  std::string text;
+  raw_string_ostream os(text);
+  json::OStream json(os);
+  spec.toJSON(json);
+  os.flush();
+  auto parsed = mlgo::TensorSpec::fromJson(nlohmann::json::parse(text));
+  if (!parsed)
+    fatal("unsupported feature " + spec.name() + ": " + toString(parsed.takeError()));
+  return *parsed;
+}
+
+// Everything one compiler process decides and logs. Every inliner pass
+// instance builds a new advisor; they share one policy and one log (one
+// header, one context "", numbering continued), as harvest-logs' interactive
+// host joins its streams.
+class Session {
+public:
+  static Session &get() {
+    static Session S;
+    return S;
+  }
+
+  // A new advisor's features. The first fixes the log's header; later ones
+  // must agree.
+  void beginAdvisor(const Module &M, ArrayRef<llvm::TensorSpec> compilerFeatures) {
+    std::vector<mlgo::TensorSpec> features;
+    for (const llvm::TensorSpec &spec : compilerFeatures)
+      features.push_back(ourSpec(spec));
+    if (Policy) {
+      if (features != Features)
+        fatal("an inliner pass instance computes different features than the first one");
+      return;
+    }
+    Features = std::move(features);
+    std::string spec = setting(PolicyOption, "MLGO_INLINER_POLICY", "default");
+    auto policy = mlgo::makeInProcessPolicy(spec);
+    if (!policy)
+      fatal("-mlgo-inliner-policy=" + spec + ": " + toString(policy.takeError()));
+    Policy = std::move(*policy);
+    std::string module = setting(ModuleOption, "MLGO_INLINER_MODULE", M.getModuleIdentifier());
+    if (Error e = Policy->beginModule(module, Features))
+      fatal("policy " + spec + ": " + toString(std::move(e)));
+    Extras = Policy->extraOutputs();
+    ExtraBytes.resize(Extras.size());
+    LogPath = setting(LogOption, "MLGO_INLINER_LOG", "");
+    for (const mlgo::TensorSpec &spec : Features)
+      FeatureBytes.push_back(spec.byteSize());
+  }
+
+  // One decision: the features are in `data` (consecutive, in order).
+  bool decide(const char *data, bool defaultDecision) {
+    std::vector<StringRef> features;
+    size_t offset = 0;
+    for (size_t bytes : FeatureBytes) {
+      features.emplace_back(data + offset, bytes);
+      offset += bytes;
+    }
+    for (size_t i = 0; i < Extras.size(); ++i)
+      ExtraBytes[i].assign(Extras[i].byteSize(), '\0');
+    mlgo::InProcessQuery query{Features, features, defaultDecision};
+    auto decision = Policy->decide(query, ExtraBytes);
+    if (!decision)
+      fatal("the inlining policy failed: " + toString(decision.takeError()));
+    for (size_t i = 0; i < Extras.size(); ++i)
+      if (ExtraBytes[i].size() != Extras[i].byteSize())
+        fatal("the policy's extra output " + Extras[i].Name + " has " + Twine(ExtraBytes[i].size()) + " bytes, not " +
+              Twine(Extras[i].byteSize()));
+    if (!LogPath.empty())
+      log(StringRef(data, offset), defaultDecision, *decision);
+    return *decision;
+  }
+
+  void flush() {
+    if (Stream) {
+      Stream->flush();
+      if (Stream->has_error())
+        fatal("cannot write " + LogPath + ": " + Stream->error().message());
+    }
+  }
+
+private:
+  void log(StringRef features, bool defaultDecision, bool decision) {
+    if (!Writer) {
+      std::error_code ec;
+      Stream = std::make_unique<raw_fd_ostream>(LogPath, ec);
+      if (ec)
+        fatal("cannot create " + LogPath + ": " + ec.message());
+      mlgo::LogHeader header;
+      header.Features = Features;
+      header.Features.insert(header.Features.end(), Extras.begin(), Extras.end());
+      for (const char *name : {"inlining_default", "inlining_decision"}) {
+        mlgo::TensorSpec spec;
+        spec.Name = name;
+        header.Features.push_back(spec); // int64_t [1]
+      }
+      Writer = std::make_unique<mlgo::TrainingLogWriter>(*Stream, std::move(header));
+      Writer->switchContext(""); // the inliner's one context, written before its first observation
+    }
+    int64_t values[2] = {defaultDecision, decision};
+    std::vector<StringRef> pieces = {features};
+    for (const std::string &extra : ExtraBytes)
+      pieces.push_back(extra);
+    pieces.push_back(StringRef(reinterpret_cast<const char *>(values), sizeof(values)));
+    if (Error e = Writer->observationRaw(pieces))
+      fatal(toString(std::move(e)));
+  }
+
+  Session() = default;
+  ~Session() { flush(); }
+
+  std::vector<mlgo::TensorSpec> Features, Extras;
+  std::vector<size_t> FeatureBytes;
+  std::vector<std::string> ExtraBytes;
+  std::unique_ptr<mlgo::InProcessPolicy> Policy;
+  std::string LogPath;
+  std::unique_ptr<raw_fd_ostream> Stream;
+  std::unique_ptr<mlgo::TrainingLogWriter> Writer;
+};
+
+// MLInlineAdvisor fills the features into our buffers and calls evaluate();
+// the decision comes from the session's policy.
+class InProcessModelRunner : public MLModelRunner {
+public:
+  InProcessModelRunner(LLVMContext &context, const std::vector<llvm::TensorSpec> &features)
+      : MLModelRunner(context, Kind::Release, features.size()) {
+    size_t total = 0;
+    for (const llvm::TensorSpec &spec : features)
+      total += spec.getTotalTensorBufferSize();
+    Data.assign(total, 0);
+    size_t offset = 0;
+    for (size_t i = 0; i < features.size(); ++i) {
+      setUpBufferForTensor(i, features[i], Data.data() + offset);
+      offset += features[i].getTotalTensorBufferSize();
+    }
+  }
+  bool DefaultDecision = false;
+
+private:
+  void *evaluateUntyped() override {
+    Result = Session::get().decide(Data.data(), DefaultDecision);
+    return &Result;
+  }
+  std::vector<char> Data;
+  int64_t Result = 0;
+};
+
+// The ModuleAnalysisManager MLInlineAdvisor needs: the advisor factory does
+// not receive it, so it is kept from the registration callback.
+ModuleAnalysisManager *TheMAM = nullptr;
+
+// LLVM's default decision for a call site, computed as InlineAdvisor.cpp's
+// getDefaultInlineAdvice does (that function is static there); this is
+// what -inliner-interactive-include-default sends as inlining_default.
+bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParams &Params) {
+  Function &Caller = *CB.getCaller();
+  ProfileSummaryInfo *PSI =
+      FAM.getResult<ModuleAnalysisManagerFunctionProxy>(Caller).getCachedResult<ProfileSummaryAnalysis>(
+          *Caller.getParent());
+  auto &ORE = FAM.getResult<OptimizationRemarkEmitterAnalysis>(Caller);
+  auto GetAssumptionCache = [&](Function &F) -> AssumptionCache & { return FAM.getResult<AssumptionAnalysis>(F); };
+  auto GetBFI = [&](Function &F) -> BlockFrequencyInfo & { return FAM.getResult<BlockFrequencyAnalysis>(F); };
+  auto GetTLI = [&](Function &F) -> const TargetLibraryInfo & { return FAM.getResult<TargetLibraryAnalysis>(F); };
+  auto GetEphValuesCache = [&](Function &F) -> EphemeralValuesAnalysis::Result & {
+    return FAM.getResult<EphemeralValuesAnalysis>(F);
+  };
+  Function &Callee = *CB.getCalledFunction();
+  auto &CalleeTTI = FAM.getResult<TargetIRAnalysis>(Callee);
+  auto GetInlineCost = [&](CallBase &Call) {
+    bool RemarksEnabled = Callee.getContext().getDiagHandlerPtr()->isMissedOptRemarkEnabled("inline");
+    return getInlineCost(Call, Params, CalleeTTI, GetAssumptionCache, GetTLI, GetBFI, PSI,
+                         RemarksEnabled ? &ORE : nullptr, GetEphValuesCache);
+  };
+  static cl::opt<bool> *Deferral = static_cast<cl::opt<bool> *>(cl::getRegisteredOptions().lookup("inline-deferral"));
+  bool deferral = Params.EnableDeferral.value_or(Deferral && *Deferral);
+  return shouldInline(CB, CalleeTTI, GetInlineCost, ORE, deferral).has_value();
+}
+
+class InProcessInlineAdvisor : public MLInlineAdvisor {
+public:
+  InProcessInlineAdvisor(Module &M, ModuleAnalysisManager &MAM, FunctionAnalysisManager &FAM, InlineParams Params)
+      : MLInlineAdvisor(
+            M, MAM,
+            [&M](const std::vector<llvm::TensorSpec> &features) -> std::unique_ptr<MLModelRunner> {
+              Session::get().beginAdvisor(M, features);
+              return std::make_unique<InProcessModelRunner>(M.getContext(), features);
+            },
+            [&FAM, Params](CallBase &CB) { return defaultAdvice(CB, FAM, Params); }) {}
+  ~InProcessInlineAdvisor() override { Session::get().flush(); }
+
+protected:
+  std::unique_ptr<MLInlineAdvice> getAdviceFromModel(CallBase &CB, OptimizationRemarkEmitter &ORE) override {
+    static_cast<InProcessModelRunner &>(*ModelRunner).DefaultDecision = GetDefaultAdvice(CB);
+    return MLInlineAdvisor::getAdviceFromModel(CB, ORE);
+  }
+};
+
+InlineAdvisor *makeAdvisor(Module &M, FunctionAnalysisManager &FAM, InlineParams Params, InlineContext) {
+  if (!TheMAM)
+    fatal("the inline advisor was requested before the analyses were registered");
+  return new InProcessInlineAdvisor(M, *TheMAM, FAM, Params);
+}
+
+void registerCallbacks(PassBuilder &PB) {
+  PB.registerAnalysisRegistrationCallback([](ModuleAnalysisManager &MAM) {
+    if (InertOption)
+      return;
+    TheMAM = &MAM;
+    MAM.registerPass([] { return PluginInlineAdvisorAnalysis(makeAdvisor); });
+  });
+}
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK LLVM_ATTRIBUTE_VISIBILITY_DEFAULT PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "MLGOInlineAdvisor", LLVM_VERSION_STRING, registerCallbacks};
+}
