@@ -4,7 +4,7 @@
 # usage: man_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
-tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log)
+tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy)
 command -v man >/dev/null || { echo "FAIL: man is not installed (scripts/setup.sh installs man-db)" >&2; exit 1; }
 status=0
 for t in "${tools[@]}"; do
@@ -19,7 +19,9 @@ for t in "${tools[@]}"; do
   grep -q -- "--version" <<<"$text" || { echo "FAIL: $t.1 does not list --version" >&2; status=1; }
   grep -q "^DETAILS" <<<"$text" || { echo "FAIL: $t.1 has no DETAILS (docs page) section" >&2; status=1; }
   # A sentence of the docs page's first paragraph appears in the page.
-  first=$(awk 'NR > 1 && NF { print; exit }' "$(dirname "$0")/../../docs/$t.md" | sed 's/`//g' | cut -c1-30)
+  docs=$(dirname "$0")/../../docs/$t.md
+  [ "$t" = merge-harvest ] && docs=$(dirname "$0")/../../docs/cluster.md
+  first=$(awk 'NR > 1 && NF && !/^#/ { print; exit }' "$docs" | sed 's/`//g' | cut -c1-30)
   grep -qF -- "$first" <<<"$(tr -s ' \t\n' ' ' <<<"$text")" || { echo "FAIL: $t.1 lacks its docs page ('$first')" >&2; status=1; }
 done
 [ "$status" = 0 ] && echo "PASS: ${#tools[@]} man pages render cleanly"
