@@ -1,6 +1,6 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
-#include "mlgo/extract/CmdFilter.h"
+#include "mlgo/corpus/CommandLineSection.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 
