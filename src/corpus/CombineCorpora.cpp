@@ -59,7 +59,8 @@ llvm::Expected<CombinedCorpus> combineCorpora(llvm::StringRef root) {
     }
     for (const std::string &name : description->Modules) {
       if (llvm::Error e = checkModuleName(name))
-        return llvm::createStringError("%s: %s", manifest.c_str(), llvm::toString(std::move(e)).c_str());
+        return llvm::createStringError("%s: %s, so it does not stay inside its sub-corpus", manifest.c_str(),
+                                       llvm::toString(std::move(e)).c_str());
       std::string path = child + "/" + name;
       std::string key = normalizePath(path);
       auto [owner, isNew] = ownerOfPath.emplace(key, manifest);
