@@ -2,7 +2,8 @@
 # Installs what mlgo-corpus needs from Debian's packages (when missing) and
 # builds it. Idempotent. Run as root, or with sudo available, on Debian 12.
 # Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (RelWithDebInfo),
-# MLGO_CMAKE_ARGS (extra configure arguments, e.g. for the sanitizer build).
+# MLGO_CMAKE_ARGS (extra configure arguments, e.g. for the sanitizer build),
+# MLGO_BUILD_TARGETS (space-separated targets to build; default: all).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${MLGO_BUILD_DIR:-$root/build}
@@ -30,5 +31,7 @@ if ((${#missing[@]})); then
 fi
 
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${MLGO_BUILD_TYPE:-RelWithDebInfo}" ${MLGO_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -- -j"$(nproc)"
+targets=()
+for t in ${MLGO_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" "${targets[@]}" -- -j"$(nproc)"
 echo "setup: built into $build_dir (tools in $build_dir/bin)" >&2

@@ -1,14 +1,13 @@
 #include "mlgo/corpus/CombineCorpora.h"
 
+#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <dirent.h>
 #include <map>
-#include <sys/stat.h>
 
 namespace mlgo {
 namespace {
@@ -23,26 +22,21 @@ bool sameFields(const nlohmann::ordered_json &a, const nlohmann::ordered_json &b
 
 llvm::Expected<CombinedCorpus> combineCorpora(llvm::StringRef root) {
   std::string rootPath = root.str();
-  DIR *dir = ::opendir(rootPath.c_str());
-  if (!dir)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "%s: cannot open directory: %s",
-                                   rootPath.c_str(), std::strerror(errno));
   std::vector<std::string> children;
-  while (struct dirent *entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name == "." || name == "..")
-      continue;
-    struct stat st;
-    if (::stat(joinPath(rootPath, name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(rootPath, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = baseName(it->path()).str();
+    if (!llvm::sys::fs::is_directory(it->path())) // follows symlinks, as the reference's os.path.isdir
       continue;
     if (name[0] == '.') {
       log::info("skipping hidden directory " + joinPath(rootPath, name));
       continue;
     }
-    if (::stat(joinPath(joinPath(rootPath, name), CorpusDescriptionFile).c_str(), &st) == 0)
+    if (llvm::sys::fs::exists(joinPath(it->path(), CorpusDescriptionFile)))
       children.push_back(std::move(name));
   }
-  ::closedir(dir);
+  if (ec)
+    return llvm::createStringError(ec, "%s: cannot open directory: %s", rootPath.c_str(), ec.message().c_str());
   std::sort(children.begin(), children.end());
 
   CombinedCorpus combined;
@@ -64,10 +58,9 @@ llvm::Expected<CombinedCorpus> combineCorpora(llvm::StringRef root) {
                                      manifest.c_str(), description->Fields.dump().c_str());
     }
     for (const std::string &name : description->Modules) {
-      std::string normal = normalizePath(name);
-      if (name.empty() || name.starts_with("/") || normal == "." || normal == ".." || normal.starts_with("../"))
-        return llvm::createStringError("%s: module name '%s' does not stay inside its sub-corpus", manifest.c_str(),
-                                       name.c_str());
+      if (llvm::Error e = checkModuleName(name))
+        return llvm::createStringError("%s: %s, so it does not stay inside its sub-corpus", manifest.c_str(),
+                                       llvm::toString(std::move(e)).c_str());
       std::string path = child + "/" + name;
       std::string key = normalizePath(path);
       auto [owner, isNew] = ownerOfPath.emplace(key, manifest);

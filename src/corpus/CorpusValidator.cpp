@@ -1,9 +1,10 @@
 #include "mlgo/corpus/CorpusValidator.h"
 #include "mlgo/support/Version.h"
 
+#include "mlgo/corpus/BitcodeCheck.h"
+#include "mlgo/corpus/CommandLineSection.h"
 #include "mlgo/corpus/CorpusDescription.h"
-#include "mlgo/extract/BitcodeCheck.h"
-#include "mlgo/extract/CmdFilter.h"
+#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/support/DirectoryWalk.h"
 #include "mlgo/support/PathUtil.h"
 
@@ -32,10 +33,14 @@ std::unique_ptr<llvm::MemoryBuffer> openFile(const std::string &path) {
   return buffer ? std::move(*buffer) : nullptr;
 }
 
-bool validName(const std::string &name) {
-  std::string normal = normalizePath(name);
-  return !name.empty() && !name.starts_with("/") && !name.ends_with(".bc") && normal != "." && normal != ".." &&
-         !normal.starts_with("../");
+// Why `name` cannot be a module of this corpus; empty when it can. Beyond the
+// shared rule, a name ending in .bc would make its file `x.bc.bc`.
+std::string badNameReason(const std::string &name) {
+  if (llvm::Error e = checkModuleName(name))
+    return llvm::toString(std::move(e));
+  if (llvm::StringRef(name).ends_with(".bc"))
+    return "module name '" + name + "' ends in .bc: names omit the .bc of their file";
+  return "";
 }
 
 ModuleCheck checkModule(const std::string &dir, const std::string &name, bool needCmd, bool needIndex) {
@@ -128,10 +133,8 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const std::string &name : description->Modules) {
-    if (!validName(name)) {
-      v.Problems.push_back({"bad_module_name", name,
-                            "module names are relative, stay inside the corpus and do "
-                            "not end in .bc"});
+    if (std::string reason = badNameReason(name); !reason.empty()) {
+      v.Problems.push_back({"bad_module_name", name, std::move(reason)});
       continue;
     }
     if (!seen.insert(name).second) {

@@ -1,8 +1,9 @@
 #include "mlgo/extract/Extractor.h"
 
+#include "mlgo/corpus/BitcodeCheck.h"
 #include "mlgo/corpus/ModuleNaming.h"
-#include "mlgo/extract/BitcodeCheck.h"
 #include "mlgo/extract/Journal.h"
+#include "mlgo/extract/LinkedSections.h"
 #include "mlgo/extract/SectionReader.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
@@ -24,9 +25,11 @@
 #include <csignal>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
 #include <map>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace mlgo {
@@ -66,12 +69,35 @@ std::vector<std::string> expectedFiles(const ExtractOptions &options, const std:
   return files;
 }
 
-std::unique_ptr<llvm::MemoryBuffer> readWholeFile(const std::string &path, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error = path + ": " + buffer.getError().message();
+// Files below this size are read into memory rather than mapped: for a
+// typical object of a few KB, an mmap, its page faults and the munmap cost
+// more system time than copying the bytes.
+constexpr uint64_t MapThreshold = uint64_t(1) << 20;
+
+// Reads a whole input. With `knownSize` (from the stat done when planning),
+// no second stat is needed: open, read, close.
+std::unique_ptr<llvm::MemoryBuffer> readWholeFile(const std::string &path, std::string &error,
+                                                  std::optional<uint64_t> knownSize = std::nullopt) {
+  auto fail = [&](std::error_code ec) -> std::unique_ptr<llvm::MemoryBuffer> {
+    error = path + ": " + ec.message();
     return nullptr;
+  };
+  if (!knownSize) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return fail(buffer.getError());
+    return std::move(*buffer);
   }
+  // Plain open/close: LLVM's closeFile masks all signals around close(), two
+  // more system calls per object for a guarantee a read-only fd does not need.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(std::error_code(errno, std::generic_category()));
+  auto buffer = llvm::MemoryBuffer::getOpenFile(fd, path, *knownSize, /*RequiresNullTerminator=*/false,
+                                                /*IsVolatile=*/*knownSize < MapThreshold);
+  ::close(fd);
+  if (!buffer)
+    return fail(buffer.getError());
   return std::move(*buffer);
 }
 
@@ -119,7 +145,7 @@ public:
 private:
   Outcomes extractObjectOrArchive(const ObjectCandidate &candidate, ModuleOutcome outcome) const {
     std::string error;
-    std::unique_ptr<llvm::MemoryBuffer> buffer = readWholeFile(outcome.Input, error);
+    std::unique_ptr<llvm::MemoryBuffer> buffer = readWholeFile(outcome.Input, error, outcome.InputSize);
     if (!buffer)
       return {failure(std::move(outcome), "input_unreadable", error)};
     auto binary = llvm::object::createBinary(buffer->getMemBufferRef());
@@ -127,7 +153,7 @@ private:
       return {failure(std::move(outcome), "not_an_object",
                       outcome.Input + ": not an object file: " + llvm::toString(binary.takeError()))};
     if (auto *object = llvm::dyn_cast<llvm::object::ObjectFile>(binary->get()))
-      return {extractFromObject(*object, candidate, std::move(outcome))};
+      return extractFromObject(*object, candidate, std::move(outcome));
     if (auto *archive = llvm::dyn_cast<llvm::object::Archive>(binary->get()))
       return extractFromArchive(*archive, candidate, std::move(outcome));
     return {failure(std::move(outcome), "not_an_object", outcome.Input + ": not an object file or archive")};
@@ -161,7 +187,8 @@ private:
                                        "): not an object file: " + llvm::toString(object.takeError())));
         continue;
       }
-      outcomes.push_back(extractFromObject(**object, candidate, std::move(member)));
+      for (ModuleOutcome &o : extractFromObject(**object, candidate, std::move(member)))
+        outcomes.push_back(std::move(o));
     }
     if (err)
       outcomes.push_back(failure(std::move(outcome), "not_an_object",
@@ -171,31 +198,80 @@ private:
     return outcomes;
   }
 
-  ModuleOutcome extractFromObject(const llvm::object::ObjectFile &object, const ObjectCandidate &candidate,
-                                  ModuleOutcome outcome) const {
+  Outcomes extractFromObject(const llvm::object::ObjectFile &object, const ObjectCandidate &candidate,
+                             ModuleOutcome outcome) const {
     std::string where = outcome.Input + (outcome.Member.empty() ? "" : "(" + outcome.Member + ")");
-    auto bitcode = findSectionContents(object, Options.BitcodeSection);
+    EmbeddedSectionNames native = nativeSectionNames(object);
+    llvm::StringRef bitcodeSection = Options.BitcodeSection.empty() ? native.Bitcode : Options.BitcodeSection;
+    llvm::StringRef cmdSection = Options.CmdSection.empty() ? native.Cmd : Options.CmdSection;
+    auto bitcode = findSectionContents(object, bitcodeSection);
     if (!bitcode)
-      return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(bitcode.takeError()));
+      return {failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(bitcode.takeError()))};
     if (!*bitcode)
-      return failure(std::move(outcome), "bitcode_section_missing",
-                     missingSectionDetail(object, Options.BitcodeSection));
-    auto cmd = findSectionContents(object, Options.CmdSection);
+      return {failure(std::move(outcome), "bitcode_section_missing", missingSectionDetail(object, bitcodeSection))};
+    auto cmd = findSectionContents(object, cmdSection);
     if (!cmd)
-      return failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(cmd.takeError()));
+      return {failure(std::move(outcome), "section_unreadable", where + ": " + llvm::toString(cmd.takeError()))};
     if (!*cmd)
-      return failure(std::move(outcome), "cmd_section_missing", missingSectionDetail(object, Options.CmdSection));
+      return {failure(std::move(outcome), "cmd_section_missing", missingSectionDetail(object, cmdSection))};
+    // A linked file (or `ld -r` output) holds one module per object it was
+    // linked from; a plain object is copied as is.
+    if (!object.isRelocatableObject() || holdsSeveralCommandLines(**cmd))
+      return extractLinkedModules(**bitcode, **cmd, candidate, std::move(outcome), where);
+    return {extractModule(**bitcode, **cmd, candidate, std::move(outcome), where)};
+  }
 
-    if (llvm::Error e = verify(**bitcode, outcome))
+  static bool holdsSeveralCommandLines(llvm::StringRef cmd) {
+    auto lines = splitCommandLines(cmd);
+    if (!lines) {
+      llvm::consumeError(lines.takeError());
+      return false;
+    }
+    return lines->size() > 1;
+  }
+
+  // Pairs the n-th bitcode file with the n-th command line. Modules are named
+  // `<file's module name>/<source file name>` (from -main-file-name; `module`
+  // when absent), `@2`, `@3` for repeats, as archive members are.
+  Outcomes extractLinkedModules(llvm::StringRef bitcode, llvm::StringRef cmd, const ObjectCandidate &candidate,
+                                ModuleOutcome outcome, const std::string &where) const {
+    auto modules = splitBitcodeSection(bitcode);
+    if (!modules)
+      return {failure(std::move(outcome), "section_unsplittable", where + ": " + llvm::toString(modules.takeError()))};
+    auto lines = splitCommandLines(cmd);
+    if (!lines)
+      return {failure(std::move(outcome), "section_unsplittable", where + ": " + llvm::toString(lines.takeError()))};
+    if (modules->empty())
+      return {failure(std::move(outcome), "invalid_bitcode", where + ": the bitcode section is empty")};
+    if (modules->size() != lines->size())
+      return {failure(std::move(outcome), "module_count_mismatch",
+                      where + ": the bitcode section holds " + std::to_string(modules->size()) +
+                          " modules but the command-line section holds " + std::to_string(lines->size()) +
+                          " command lines, so they cannot be paired")};
+    Outcomes outcomes;
+    MemberNamer namer(outcome.Name);
+    for (size_t i = 0; i < modules->size(); ++i) {
+      ModuleOutcome module = outcome;
+      module.Member = "module " + std::to_string(i + 1);
+      module.Name = namer.name(mainFileName((*lines)[i]).value_or("module"));
+      outcomes.push_back(extractModule((*modules)[i], (*lines)[i], candidate, std::move(module),
+                                       where + "[" + std::to_string(i + 1) + "]"));
+    }
+    return outcomes;
+  }
+
+  ModuleOutcome extractModule(llvm::StringRef bitcode, llvm::StringRef cmd, const ObjectCandidate &candidate,
+                              ModuleOutcome outcome, const std::string &where) const {
+    if (llvm::Error e = verify(bitcode, outcome))
       return failure(std::move(outcome), "invalid_bitcode", where + ": " + llvm::toString(std::move(e)));
-    if (Options.Filter && !Options.Filter->matches(**cmd))
+    if (Options.Filter && !Options.Filter->matches(cmd))
       return failure(std::move(outcome), "cmd_filter",
                      "Excluding module " + where + " because it does not match the filter", ModuleStatus::Filtered);
 
     std::string error;
     std::unique_ptr<llvm::MemoryBuffer> index;
     if (Options.ThinLTO == ThinLTOMode::Distributed) {
-      std::optional<std::string> indexPath = thinLTOIndexPath(**cmd, candidate.Base);
+      std::optional<std::string> indexPath = thinLTOIndexPath(cmd, candidate.Base);
       if (!indexPath)
         return failure(std::move(outcome), "thinlto_index_option_missing",
                        where + ": no -fthinlto-index in its embedded command line");
@@ -203,14 +279,14 @@ private:
       if (!index)
         return failure(std::move(outcome), "thinlto_index_missing", "ThinLTO index " + error);
     }
-    addConsumerWarnings(outcome, **cmd);
+    addConsumerWarnings(outcome, cmd);
 
     StagedFiles files(StagingDir);
-    llvm::Error e = files.add(modulePath(Options, outcome.Name, ".cmd"), **cmd);
+    llvm::Error e = files.add(modulePath(Options, outcome.Name, ".cmd"), cmd);
     if (!e && index)
       e = files.add(modulePath(Options, outcome.Name, ".thinlto.bc"), index->getBuffer());
     if (!e)
-      e = files.add(modulePath(Options, outcome.Name, ".bc"), **bitcode);
+      e = files.add(modulePath(Options, outcome.Name, ".bc"), bitcode);
     return commit(files, std::move(e), std::move(outcome));
   }
 
@@ -235,7 +311,7 @@ private:
   // make-corpus: the file is the module; its permission bits are kept.
   ModuleOutcome copyBitcodeFile(ModuleOutcome outcome) const {
     std::string error;
-    auto bitcode = readWholeFile(outcome.Input, error);
+    auto bitcode = readWholeFile(outcome.Input, error, outcome.InputSize);
     if (!bitcode)
       return failure(std::move(outcome), "input_unreadable", error);
     if (llvm::Error e = verify(bitcode->getBuffer(), outcome))
@@ -273,8 +349,8 @@ private:
   static std::string missingSectionDetail(const llvm::object::ObjectFile &object, llvm::StringRef name) {
     std::string detail = "section '" + name.str() + "' not found";
     if (object.isMachO() && !name.contains(','))
-      detail += " (Mach-O sections are named SEGMENT,section: use --bitcode_section_name=__LLVM,__bitcode "
-                "--cmd_section_name=__LLVM,__cmdline)";
+      detail += " (Mach-O sections are named SEGMENT,section; without --bitcode_section_name and "
+                "--cmd_section_name, __LLVM,__bitcode and __LLVM,__cmdline are read)";
     return detail;
   }
 
@@ -378,6 +454,8 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   std::vector<WorkItem> work;
   std::unordered_map<std::string, std::string> firstOriginByInput;
   std::unordered_map<std::string, std::string> inputByName;
+  // Once: LLVM's make_absolute stats $PWD and "." on every call.
+  const std::string cwd = absolutePath(".");
   for (const ObjectCandidate &candidate : input.Candidates) {
     ModuleOutcome outcome;
     outcome.Input = joinPath(candidate.Base, candidate.Rel);
@@ -385,7 +463,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     auto reject = [&](const char *reason, std::string detail, ModuleStatus status = ModuleStatus::Failed) {
       slots.push_back({failure(std::move(outcome), reason, std::move(detail), status)});
     };
-    auto [first, isNew] = firstOriginByInput.emplace(absolutePath(outcome.Input), candidate.Origin);
+    auto [first, isNew] = firstOriginByInput.emplace(normalizePath(joinPath(cwd, outcome.Input)), candidate.Origin);
     if (!isNew) {
       log::warning(outcome.Input + " is listed more than once; extracting it once (first at " + first->second + ")");
       reject("duplicate", "same input as " + first->second, ModuleStatus::Duplicate);

@@ -34,4 +34,10 @@ llvm::Expected<std::optional<llvm::StringRef>> findSectionContents(const llvm::o
   return std::optional<llvm::StringRef>();
 }
 
+EmbeddedSectionNames nativeSectionNames(const llvm::object::ObjectFile &object) {
+  if (object.isMachO())
+    return {"__LLVM,__bitcode", "__LLVM,__cmdline"};
+  return {".llvmbc", ".llvmcmd"};
+}
+
 } // namespace mlgo

@@ -1,7 +1,7 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
-#include "mlgo/extract/CmdFilter.h"
 #include "mlgo/harvest/PluginMode.h"
+#include "mlgo/corpus/CommandLineSection.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 

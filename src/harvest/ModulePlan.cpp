@@ -2,6 +2,7 @@
 
 #include "mlgo/harvest/ShardSpec.h"
 
+#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/support/PathUtil.h"
 
 #include <algorithm>
@@ -23,11 +24,11 @@ llvm::Expected<std::vector<PlannedModule>> planModules(const CorpusDescription &
   }
   std::vector<PlannedModule> modules;
   for (const std::string &name : corpus.Modules) {
-    std::string normal = normalizePath(name);
-    if (name.empty() || name.starts_with("/") || normal == "." || normal == ".." || normal.starts_with("../"))
-      return llvm::createStringError("%s/%s: module name '%s' leaves the corpus (validate-corpus reports such "
-                                     "names); it would also write outside --output_dir",
-                                     corpusDir.str().c_str(), CorpusDescriptionFile, name.c_str());
+    if (llvm::Error e = checkModuleName(name))
+      return llvm::createStringError("%s/%s: %s (validate-corpus reports such names); it would also write outside "
+                                     "--output_dir",
+                                     corpusDir.str().c_str(), CorpusDescriptionFile,
+                                     llvm::toString(std::move(e)).c_str());
     if (filter && !std::regex_search(name, *filter, std::regex_constants::match_continuous))
       continue;
     std::string bc = joinPath(corpusDir, name + ".bc");

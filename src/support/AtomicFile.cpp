@@ -39,6 +39,22 @@ llvm::Error writeAll(int fd, llvm::StringRef data, const std::string &path) {
 
 std::string procFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+// Gives the unnamed file `fd` the name `target`. linkat(AT_EMPTY_PATH) needs
+// no /proc lookup but needs CAP_DAC_READ_SEARCH; without it (ENOENT/EPERM)
+// the /proc/self/fd path is used from then on. Returns 0 or an errno.
+int linkUnnamed(int fd, const std::string &target) {
+  static std::atomic<bool> EmptyPathWorks{true};
+  if (EmptyPathWorks.load(std::memory_order_relaxed)) {
+    if (::linkat(fd, "", AT_FDCWD, target.c_str(), AT_EMPTY_PATH) == 0)
+      return 0;
+    if (errno != ENOENT && errno != EPERM && errno != EINVAL)
+      return errno;
+    EmptyPathWorks.store(false, std::memory_order_relaxed);
+  }
+  std::string source = procFdPath(fd);
+  return ::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, target.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+}
+
 // O_TMPFILE needs file-system support and /proc to link the file by name.
 bool unnamedFilesUsable() {
   static const bool Usable = ::access("/proc/self/fd", X_OK) == 0;
@@ -141,15 +157,14 @@ llvm::Error StagedFiles::commit() {
     Entry &entry = Entries[i];
     llvm::Error e = llvm::Error::success();
     if (entry.Fd >= 0) {
-      std::string source = procFdPath(entry.Fd);
-      if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, entry.Final.c_str(), AT_SYMLINK_FOLLOW) != 0) {
-        if (errno != EEXIST) {
-          e = errnoError(errno, "cannot link", entry.Final);
+      if (int err = linkUnnamed(entry.Fd, entry.Final)) {
+        if (err != EEXIST) {
+          e = errnoError(err, "cannot link", entry.Final);
         } else {
           // Replace an existing file atomically: link to a temporary name, rename over.
           std::string temporary = temporaryNameIn(dirName(entry.Final), baseName(entry.Final));
-          if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, temporary.c_str(), AT_SYMLINK_FOLLOW) != 0)
-            e = errnoError(errno, "cannot link", temporary);
+          if (int err2 = linkUnnamed(entry.Fd, temporary))
+            e = errnoError(err2, "cannot link", temporary);
           else
             e = renameOver(temporary, entry.Final);
         }

@@ -3,10 +3,11 @@
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <vector>
 
@@ -20,28 +21,22 @@ struct Listed {
 };
 
 llvm::Error listDirectory(const std::string &path, std::vector<Listed> &out) {
-  DIR *dir = ::opendir(path.c_str());
-  if (!dir)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "%s: cannot open directory: %s",
-                                   path.c_str(), std::strerror(errno));
-  while (struct dirent *entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name == "." || name == "..")
-      continue;
-    unsigned char type = entry->d_type;
-    std::string full = joinPath(path, name);
-    struct stat st;
-    if (type == DT_UNKNOWN) {
-      if (::lstat(full.c_str(), &st) != 0)
+  namespace fs = llvm::sys::fs;
+  std::error_code ec;
+  for (fs::directory_iterator it(path, ec, /*follow_symlinks=*/false), end; !ec && it != end; it.increment(ec)) {
+    fs::file_type type = it->type();
+    if (type == fs::file_type::type_unknown) { // d_type not filled in: lstat
+      llvm::ErrorOr<fs::basic_file_status> status = it->status();
+      if (!status)
         continue;
-      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+      type = status->type();
     }
-    bool looksLikeDirectory = type == DT_DIR;
-    if (type == DT_LNK && ::stat(full.c_str(), &st) == 0)
-      looksLikeDirectory = S_ISDIR(st.st_mode);
-    out.push_back({std::move(name), type == DT_DIR, looksLikeDirectory});
+    bool isDirectory = type == fs::file_type::directory_file;
+    bool looksLikeDirectory = isDirectory || (type == fs::file_type::symlink_file && fs::is_directory(it->path()));
+    out.push_back({baseName(it->path()).str(), isDirectory, looksLikeDirectory});
   }
-  ::closedir(dir);
+  if (ec)
+    return llvm::createStringError(ec, "%s: cannot open directory: %s", path.c_str(), ec.message().c_str());
   std::sort(out.begin(), out.end(), [](const Listed &a, const Listed &b) { return a.Name < b.Name; });
   return llvm::Error::success();
 }

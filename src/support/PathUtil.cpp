@@ -1,8 +1,8 @@
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace mlgo {
 
@@ -19,29 +19,15 @@ std::string joinPath(llvm::StringRef a, llvm::StringRef b) {
 std::string normalizePath(llvm::StringRef path) {
   if (path.empty())
     return "";
+  // LLVM reads a leading "//x" as a network root name; os.path.normpath (and
+  // this project) treat any run of leading slashes as the root.
   bool absolute = path.starts_with("/");
-  llvm::SmallVector<llvm::StringRef, 16> parts;
-  llvm::SmallVector<llvm::StringRef, 16> out;
-  path.split(parts, '/');
-  for (llvm::StringRef part : parts) {
-    if (part.empty() || part == ".")
-      continue;
-    if (part == "..") {
-      if (!out.empty() && out.back() != "..")
-        out.pop_back();
-      else if (!absolute)
-        out.push_back(part);
-      continue;
-    }
-    out.push_back(part);
-  }
-  std::string result = absolute ? "/" : "";
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (i)
-      result += '/';
-    result += out[i].str();
-  }
-  return result.empty() ? "." : result;
+  llvm::SmallString<256> normal(absolute ? "/" : "");
+  normal += path.ltrim('/');
+  llvm::sys::path::remove_dots(normal, /*remove_dot_dot=*/true, llvm::sys::path::Style::posix);
+  if (normal.empty())
+    return absolute ? "/" : ".";
+  return normal.str().str();
 }
 
 llvm::StringRef dirName(llvm::StringRef path) {

@@ -346,17 +346,27 @@ TEST_F(ExtractIr, E10_MachOAndCOFF) {
   fs::create_directories(d + "/coff");
   mustRun(Clang + " -target x86_64-apple-macos11 -O2 -c -Xclang -fembed-bitcode=all a.c -o macho/a.o", d);
   mustRun(Clang + " -target x86_64-pc-windows-msvc -O2 -c -Xclang -fembed-bitcode=all a.c -o coff/a.o", d);
+  TempDir scratch;
 
+  // Explicit names still work (and win).
   std::string out = Work / "macho-out";
   mustRun(Tool + " --input=" + quote(d + "/macho") + " --input_type=directory --output_dir=" + quote(out) +
           " --bitcode_section_name=__LLVM,__bitcode --cmd_section_name=__LLVM,__cmdline");
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"a.o"}));
-  TempDir scratch;
   EXPECT_EQ(readFile(out + "/a.o.bc"), dumpSection(d + "/macho/a.o", "__LLVM,__bitcode", scratch));
   EXPECT_EQ(readFile(out + "/a.o.bc").substr(0, 4), "\xDE\xC0\x17\x0B");
 
-  std::string wrong = Work / "macho-default";
-  mustRun(Tool + " --input=" + quote(d + "/macho") + " --input_type=directory --output_dir=" + quote(wrong));
+  // Without flags, each format's native names are read.
+  std::string native = Work / "macho-native";
+  mustRun(Tool + " --input=" + quote(d + "/macho") + " --input_type=directory --output_dir=" + quote(native));
+  EXPECT_EQ(readFile(native + "/corpus_description.json"), manifest(false, {"a.o"}));
+  EXPECT_EQ(readFile(native + "/a.o.bc"), readFile(out + "/a.o.bc"));
+  EXPECT_EQ(readFile(native + "/a.o.cmd"), dumpSection(d + "/macho/a.o", "__LLVM,__cmdline", scratch));
+
+  // An explicit ELF name is applied to Mach-O too, and fails with a hint.
+  std::string wrong = Work / "macho-explicit-elf";
+  mustRun(Tool + " --input=" + quote(d + "/macho") + " --input_type=directory --output_dir=" + quote(wrong) +
+          " --bitcode_section_name=.llvmbc");
   EXPECT_EQ(problems(wrong)["failed:bitcode_section_missing"], 1);
   EXPECT_NE(report(wrong)["problems"][0]["detail"].get<std::string>().find("__LLVM,__bitcode"), std::string::npos);
 
@@ -364,6 +374,16 @@ TEST_F(ExtractIr, E10_MachOAndCOFF) {
   mustRun(Tool + " --input=" + quote(d + "/coff") + " --input_type=directory --output_dir=" + quote(out));
   EXPECT_EQ(readFile(out + "/corpus_description.json"), manifest(false, {"a.o"}));
   EXPECT_EQ(readFile(out + "/a.o.bc"), dumpSection(d + "/coff/a.o", ".llvmbc", scratch));
+  EXPECT_EQ(readFile(out + "/a.o.cmd"), dumpSection(d + "/coff/a.o", ".llvmcmd", scratch));
+
+  // A mixed tree (Mach-O, COFF, ELF) in one run, without flags.
+  std::string mixed = Work / "mixed-out";
+  mustRun(Clang + " -O2 -c -Xclang -fembed-bitcode=all a.c -o elf.o", d);
+  mustRun(Tool + " --input=" + quote(d) + " --input_type=directory --output_dir=" + quote(mixed));
+  EXPECT_EQ(readFile(mixed + "/corpus_description.json"), manifest(false, {"elf.o", "coff/a.o", "macho/a.o"}));
+  EXPECT_EQ(readFile(mixed + "/macho/a.o.bc"), readFile(native + "/a.o.bc"));
+  EXPECT_EQ(readFile(mixed + "/coff/a.o.bc"), readFile(out + "/a.o.bc"));
+  EXPECT_EQ(readFile(mixed + "/elf.o.cmd"), dumpSection(d + "/elf.o", ".llvmcmd", scratch));
 }
 
 TEST_F(ExtractIr, X1_X5_CompileCommandVariants) {

@@ -21,6 +21,18 @@ TEST(PathUtil, Normalize) {
   EXPECT_EQ(normalizePath("a/../../x"), "../x");
   EXPECT_EQ(normalizePath("/../x"), "/x");
   EXPECT_EQ(normalizePath("a/.."), ".");
+  // os.path.normpath's edge cases.
+  EXPECT_EQ(normalizePath(""), "");
+  EXPECT_EQ(normalizePath("."), ".");
+  EXPECT_EQ(normalizePath("./"), ".");
+  EXPECT_EQ(normalizePath(".."), "..");
+  EXPECT_EQ(normalizePath("/"), "/");
+  EXPECT_EQ(normalizePath("/.."), "/");
+  EXPECT_EQ(normalizePath("///a//b/"), "/a/b");
+  EXPECT_EQ(normalizePath("a/b/"), "a/b");
+  EXPECT_EQ(normalizePath("a/./../.."), "..");
+  EXPECT_EQ(normalizePath("../a/../b"), "../b");
+  EXPECT_EQ(normalizePath("a/..b/...c"), "a/..b/...c");
 }
 
 TEST(PathUtil, DirAndBaseName) {
@@ -58,6 +70,35 @@ TEST(ModuleNaming, PathsThatNameNoFileAreErrors) {
   EXPECT_NE(name(".", "/x").find("error"), std::string::npos);
   EXPECT_NE(name("..", "/x").find("error"), std::string::npos);
   EXPECT_NE(name("/", "/x").find("error"), std::string::npos);
+}
+
+std::string why(const std::string &name) {
+  llvm::Error e = checkModuleName(name);
+  return e ? llvm::toString(std::move(e)) : "ok";
+}
+
+TEST(ModuleNaming, OneRuleForNamesInsideTheCorpus) {
+  EXPECT_EQ(why("a.o"), "ok");
+  EXPECT_EQ(why("lib/Foo/bar.cpp.o"), "ok");
+  EXPECT_EQ(why("./a.o"), "ok");    // the reference writes such names
+  EXPECT_EQ(why("x/../a.o"), "ok"); // normalises to a.o
+  EXPECT_EQ(why("..a/b..c"), "ok"); // dots inside a component are plain names
+  EXPECT_EQ(why("_up/_abs/x.o"), "ok");
+  EXPECT_EQ(why(""), "module name '' is empty");
+  EXPECT_EQ(why("/abs/x.o"), "module name '/abs/x.o' is absolute, so it leaves the corpus");
+  EXPECT_EQ(why(".."), "module name '..' leaves the corpus");
+  EXPECT_EQ(why("../escape"), "module name '../escape' leaves the corpus");
+  EXPECT_EQ(why("a/../../escape"), "module name 'a/../../escape' leaves the corpus");
+  EXPECT_EQ(why("./../x"), "module name './../x' leaves the corpus");
+  EXPECT_EQ(why("."), "module name '.' names the corpus directory itself, not a module");
+  EXPECT_EQ(why("a/.."), "module name 'a/..' names the corpus directory itself, not a module");
+  EXPECT_EQ(why("a/"), "module name 'a/' names a directory, not a module");
+  EXPECT_NE(why(std::string("a\0b", 3)).find("NUL"), std::string::npos);
+}
+
+TEST(ModuleNaming, EveryMadeNamePassesTheRule) {
+  for (const char *rel : {"a.o", "./a.o", "../a.o", "../../x/y.o", "/elsewhere/x.o", "/abs/build/x.o", "x/../y.o"})
+    EXPECT_EQ(why(name(rel, "/abs/build")), "ok") << rel;
 }
 
 } // namespace

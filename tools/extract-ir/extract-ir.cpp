@@ -24,6 +24,8 @@ llvm::Expected<LoadedInput> loadInput(const std::string &type, const std::string
     return loadLinkerParams(input, base);
   if (type == "directory")
     return loadObjectDirectory(input);
+  if (type == "binary")
+    return loadLinkedBinaries(input);
   return loadBazelAquery(input, base);
 }
 
@@ -37,8 +39,8 @@ int main(int argc, char **argv) {
                "extract-ir"};
   app.get_formatter()->column_width(34);
 
-  std::string input, inputType = "json", outputDir, objBaseDir, cmdSection = ".llvmcmd", bitcodeSection = ".llvmbc",
-                     thinlto, verbosity = "INFO", objcopyPath = "llvm-objcopy";
+  std::string input, inputType = "json", outputDir, objBaseDir, cmdSection, bitcodeSection, thinlto, verbosity = "INFO",
+                     objcopyPath = "llvm-objcopy";
   int numWorkers = 0;
   double progressInterval = 5;
   bool quiet = false, strict = false, resume = false, noVerify = false;
@@ -50,8 +52,10 @@ int main(int argc, char **argv) {
   app.add_option("--input_type", inputType,
                  "How to read --input: json (compile_commands.json; each entry's object is its -o, relative to "
                  "its directory), params (linker params file, one argument per line, @file expanded), directory "
-                 "(every *.o below --input), bazel_aquery (the objects of the last CppLink action).")
-      ->check(CLI::IsMember({"json", "params", "directory", "bazel_aquery"}))
+                 "(every *.o and *.a below --input), bazel_aquery (the objects of the last CppLink action), binary "
+                 "(--input is a linked executable or shared library, or a directory searched for them; each "
+                 "linked object's module is split out).")
+      ->check(CLI::IsMember({"json", "params", "directory", "bazel_aquery", "binary"}))
       ->capture_default_str();
   app.add_option("--output_dir,--output-dir", outputDir, "The corpus root to write. Created if missing.")->required();
   app.add_option("--num_workers", numWorkers, "Parallel workers (default: one per hardware thread).")
@@ -69,10 +73,12 @@ int main(int argc, char **argv) {
                  "distributed: also copy each object's -fthinlto-index file to <module>.thinlto.bc. local: lld "
                  "--save-temps=import mode; take <obj>.3.import.bc and <obj>.thinlto.bc below --obj_base_dir.")
       ->check(CLI::IsMember({"distributed", "local"}));
-  app.add_option("--cmd_section_name", cmdSection, "Section holding the command line (Mach-O: __LLVM,__cmdline).")
-      ->capture_default_str();
-  app.add_option("--bitcode_section_name", bitcodeSection, "Section holding the bitcode (Mach-O: __LLVM,__bitcode).")
-      ->capture_default_str();
+  app.add_option("--cmd_section_name", cmdSection,
+                 "Section holding the command line. Default: each object format's own name, .llvmcmd (ELF, COFF) "
+                 "or __LLVM,__cmdline (Mach-O), so mixed trees need no flag. Given, it is used for every object.");
+  app.add_option("--bitcode_section_name", bitcodeSection,
+                 "Section holding the bitcode. Default: .llvmbc (ELF, COFF) or __LLVM,__bitcode (Mach-O), per "
+                 "object. Given, it is used for every object.");
   app.add_option("--verbosity", verbosity, "Log level: DEBUG, INFO, WARNING or ERROR.")
       ->check(CLI::IsMember({"DEBUG", "INFO", "WARNING", "ERROR"}, CLI::ignore_case))
       ->capture_default_str();

@@ -18,4 +18,13 @@ namespace mlgo {
 /// Already-normal relative paths are kept byte for byte, as the reference does.
 llvm::Expected<std::string> moduleNameForObject(llvm::StringRef rel, llvm::StringRef base);
 
+/// The one rule every tool applies to a module name it reads or makes: the
+/// name, joined onto a corpus directory, names a file inside it. It must be
+/// non-empty, relative, free of NUL bytes, and its lexically normalised form
+/// must neither climb out (`..`, `../x`) nor be the corpus itself (`.`) or a
+/// directory (`a/`). Names like `./a.o` or `x/../a.o` that stay inside are
+/// accepted, as reference tools write them. The error says why, quoting the
+/// name.
+llvm::Error checkModuleName(llvm::StringRef name);
+
 } // namespace mlgo

@@ -2,6 +2,8 @@
 // line matches a regular expression.
 #pragma once
 
+#include "mlgo/corpus/CommandLineSection.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -10,10 +12,6 @@
 #include <vector>
 
 namespace mlgo {
-
-/// The NUL-separated arguments of a `.llvmcmd` section, as raw bytes. The
-/// empty field after the final NUL is not an argument and is dropped.
-std::vector<llvm::StringRef> splitCommandLineSection(llvm::StringRef section);
 
 class CmdFilter {
 public:

@@ -37,8 +37,11 @@ struct ExtractOptions {
   /// Written as the manifest's global_command_override (make-corpus's
   /// --default_args); local ThinLTO writes ["<UNSPECIFIED>"] by itself.
   std::optional<std::vector<std::string>> GlobalCommandOverride;
-  std::string BitcodeSection = ".llvmbc";
-  std::string CmdSection = ".llvmcmd";
+  /// The sections to read. Empty: each object format's native name
+  /// (nativeSectionNames: `.llvmbc`/`.llvmcmd`, Mach-O `__LLVM,__bitcode`/
+  /// `__LLVM,__cmdline`), so mixed trees work without flags.
+  std::string BitcodeSection;
+  std::string CmdSection;
   ThinLTOMode ThinLTO = ThinLTOMode::None;
   std::optional<CmdFilter> Filter;
   /// Check each .bc with BitReader before writing it; when off, invalid

@@ -30,6 +30,13 @@ llvm::Expected<LoadedInput> loadBazelAquery(llvm::StringRef path, llvm::StringRe
 /// depth-first walk.
 llvm::Expected<LoadedInput> loadObjectDirectory(llvm::StringRef dir);
 
+/// Linked binaries (executables, shared libraries): `path` itself, or every
+/// file below the directory `path` (sorted walk) whose magic says it is an
+/// ELF, Mach-O or PE executable or shared library. Each candidate is named by
+/// its path relative to the directory (or its file name); its modules are
+/// named below it.
+llvm::Expected<LoadedInput> loadLinkedBinaries(llvm::StringRef path);
+
 /// Local ThinLTO: every `<obj>.3.import.bc` below `objBaseDir` ("" = CWD),
 /// proposing `<obj>`.
 llvm::Expected<LoadedInput> loadLocalThinLTO(llvm::StringRef objBaseDir);

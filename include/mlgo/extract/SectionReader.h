@@ -17,4 +17,13 @@ namespace mlgo {
 llvm::Expected<std::optional<llvm::StringRef>> findSectionContents(const llvm::object::ObjectFile &object,
                                                                    llvm::StringRef name);
 
+/// The section names clang's -fembed-bitcode uses in `object`'s format:
+/// `__LLVM,__bitcode` and `__LLVM,__cmdline` for Mach-O, `.llvmbc` and
+/// `.llvmcmd` for ELF, COFF and the rest.
+struct EmbeddedSectionNames {
+  llvm::StringRef Bitcode;
+  llvm::StringRef Cmd;
+};
+EmbeddedSectionNames nativeSectionNames(const llvm::object::ObjectFile &object);
+
 } // namespace mlgo

@@ -1,4 +1,4 @@
-#include "mlgo/extract/BitcodeCheck.h"
+#include "mlgo/corpus/BitcodeCheck.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Support/MemoryBufferRef.h"
