@@ -1,4 +1,3 @@
-#include "mlgo/extract/Journal.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 
@@ -38,33 +37,6 @@ TEST(AtomicFile, StagedFilesAppearTogetherOrNotAtAll) {
   }
   EXPECT_FALSE(exists(dir / "out/n.bc"));
   EXPECT_EQ(listTree(dir / "stage"), (std::set<std::string>{".keep"}));
-}
-
-TEST(Journal, RoundTripAndTornLine) {
-  TempDir dir;
-  ModuleOutcome a;
-  a.Input = "/x/a.o";
-  a.Name = "a.o";
-  a.Status = ModuleStatus::Ok;
-  a.InputSize = 42;
-  a.InputMtimeNs = 1234567890123;
-  ModuleOutcome b = a;
-  b.Input = "/x/b.o";
-  b.Status = ModuleStatus::Failed;
-  b.Reason = "invalid_bitcode";
-  {
-    JournalWriter w;
-    ASSERT_FALSE(static_cast<bool>(w.open(dir / "j", true)));
-    w.append(a);
-    w.append(b);
-  }
-  writeFile(dir / "j", readFile(dir / "j") + "{\"input\": \"/x/c.o\", \"na"); // killed mid-write
-  auto records = readJournal(dir / "j");
-  ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0].Input, "/x/a.o");
-  EXPECT_EQ(records[0].InputMtimeNs, 1234567890123);
-  EXPECT_EQ(records[1].Reason, "invalid_bitcode");
-  EXPECT_TRUE(readJournal(dir / "missing").empty());
 }
 
 int parse(CLI::App &app, std::vector<std::string> args) {
