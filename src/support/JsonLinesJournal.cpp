@@ -111,8 +111,8 @@ llvm::Error checkJournalOptions(const JournalContents &journal, const nlohmann::
     differences.pop_back();
   }
   return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                 "cannot resume from %s: it was written with other options:%s. %s",
-                                 path.str().c_str(), differences.c_str(), advice.str().c_str());
+                                 "cannot resume from %s: it was written with other options:%s. %s", path.str().c_str(),
+                                 differences.c_str(), advice.str().c_str());
 }
 
 llvm::Error rewriteJournal(llvm::StringRef path, const nlohmann::ordered_json &options,

@@ -183,7 +183,7 @@ TEST_P(StagedFilesPaths, AppearTogetherOrNotAtAll) {
 TEST_P(StagedFilesPaths, FailedCommitRollsBackOnlyWhatItDid) {
   TempDir dir;
   writeFile(dir / "stage/.keep", "");
-  writeFile(dir / "out/m.cmd", "old cmd");                  // a good older version
+  writeFile(dir / "out/m.cmd", "old cmd");                          // a good older version
   ASSERT_TRUE(std::filesystem::create_directory(dir / "out/m.bc")); // the last rename fails: EISDIR
   {
     StagedFiles files(dir / "stage");

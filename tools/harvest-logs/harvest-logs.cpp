@@ -2,6 +2,7 @@
 // inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
 // (development mode).
 #include "mlgo/harvest/Harvester.h"
+#include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
@@ -83,10 +84,15 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "Errors only.");
   app.add_flag("--strict", strict, "Exit 3 when any module failed or timed out.");
+  bool noFsync = false;
+  app.add_flag("--no_fsync", noFsync,
+               "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
+               "the process) a journaled file may be empty. Default: durable.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
   log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
   installInterruptHandlers();
+  setDurableWrites(!noFsync);
 
   auto usage = [](const std::string &message) {
     std::fprintf(stderr, "harvest-logs: error: %s\n", message.c_str());

@@ -1,6 +1,6 @@
 // training-log: read, check and convert MLGO training logs.
-#include "mlgo/log/LogDataset.h"
 #include "mlgo/log/DatasetFile.h"
+#include "mlgo/log/LogDataset.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/log/Vocab.h"
