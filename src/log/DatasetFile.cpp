@@ -10,10 +10,10 @@ llvm::Expected<DatasetTotals> writeTFRecordDataset(const std::vector<DatasetInpu
                                                    llvm::StringRef keysPath) {
   AtomicFileWriter dataset, keys;
   if (llvm::Error e = dataset.open(path))
-    return std::move(e);
+    return e;
   if (!keysPath.empty())
     if (llvm::Error e = keys.open(keysPath))
-      return std::move(e);
+      return e;
   DatasetTotals totals;
   std::string framed, keyText;
   for (const DatasetInput &input : inputs) {
@@ -32,19 +32,19 @@ llvm::Expected<DatasetTotals> writeTFRecordDataset(const std::vector<DatasetInpu
       totals.Steps += record.Steps;
     }
     if (llvm::Error e = dataset.write(framed))
-      return std::move(e);
+      return e;
     if (!keysPath.empty())
       if (llvm::Error e = keys.write(keyText))
-        return std::move(e);
+        return e;
   }
   if (!keysPath.empty() && totals.Records == 0)
     if (llvm::Error e = keys.write("\n"))
-      return std::move(e);
+      return e;
   if (llvm::Error e = dataset.commit())
-    return std::move(e);
+    return e;
   if (!keysPath.empty())
     if (llvm::Error e = keys.commit())
-      return std::move(e);
+      return e;
   return totals;
 }
 
