@@ -494,7 +494,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     return e;
   std::map<std::string, nlohmann::ordered_json> done;
   for (nlohmann::ordered_json &j : latestPerKey(earlier->Records, "module"))
-    done[j["module"].get<std::string>()] = std::move(j);
+    done.emplace(j["module"].get<std::string>(), j); // the name before any move
   JournalAppender journal;
   if (llvm::Error e = journal.open(journalPath, /*truncate=*/false, journalOptions))
     return e;
