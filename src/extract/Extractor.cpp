@@ -7,6 +7,7 @@
 #include "mlgo/extract/SectionReader.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
+#include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
@@ -21,6 +22,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -415,7 +417,26 @@ std::optional<Outcomes> reusable(const Outcomes &records, const ModuleOutcome &c
   return reused;
 }
 
+const char *thinLTOName(ThinLTOMode mode) {
+  return mode == ThinLTOMode::Local ? "local" : mode == ThinLTOMode::Distributed ? "distributed" : "none";
+}
+
 } // namespace
+
+nlohmann::ordered_json extractJournalOptions(const ExtractOptions &options) {
+  nlohmann::ordered_json o;
+  for (const char *key : {"input", "input_type"})
+    if (options.ReportContext.contains(key))
+      o[key] = options.ReportContext[key];
+  if (options.Source == SourceKind::Objects) {
+    o["bitcode_section_name"] = options.BitcodeSection;
+    o["cmd_section_name"] = options.CmdSection;
+    o["thinlto_build"] = thinLTOName(options.ThinLTO);
+    o["cmd_filter"] = options.Filter ? nlohmann::ordered_json(options.Filter->pattern()) : nlohmann::ordered_json();
+  }
+  o["no_verify_bitcode"] = !options.VerifyBitcode;
+  return o;
+}
 
 std::string stateDirectory(llvm::StringRef outputDir) { return joinPath(outputDir, ".mlgo-corpus"); }
 
@@ -430,13 +451,22 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     return llvm::createStringError(ec, "cannot create %s: %s", stagingDir.c_str(), ec.message().c_str());
 
   std::string journalPath = joinPath(stateDir, options.StateName + ".journal");
+  nlohmann::ordered_json journalOptions = extractJournalOptions(options);
   std::unordered_map<std::string, Outcomes> journaled;
-  if (options.Resume)
-    for (ModuleOutcome &record : readJournal(journalPath))
+  if (options.Resume) {
+    auto contents = readJournalFile(journalPath);
+    if (!contents)
+      return contents.takeError();
+    if (llvm::Error e = checkJournalOptions(*contents, journalOptions, journalPath,
+                                            "Run again with the earlier options, or without --resume to start over."))
+      return e;
+    for (ModuleOutcome &record : outcomesFromJournal(contents->Records))
       journaled[record.Input].push_back(std::move(record));
-  JournalWriter journal;
-  if (llvm::Error e = journal.open(journalPath, /*truncate=*/!options.Resume))
+  }
+  JournalAppender journal;
+  if (llvm::Error e = journal.open(journalPath, /*truncate=*/!options.Resume, journalOptions))
     return e;
+  std::atomic<bool> journalFailed{false};
 
   // One slot per input entry, in input order; a slot holds one outcome, or
   // one per member for an archive.
@@ -515,7 +545,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, work.size(), 1), [&](const tbb::blocked_range<size_t> &range) {
       for (size_t i = range.begin(); i != range.end(); ++i) {
-        if (interruptRequested())
+        if (interruptRequested() || journalFailed)
           return;
         attempted[i] = 1;
         Outcomes &slot = slots[work[i].Slot];
@@ -526,18 +556,26 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
             log::info((o.Member.empty() ? o.Input : o.Input + "(" + o.Member + ")") +
                       " was not processed: " + o.Detail);
           ok = ok && o.Status == ModuleStatus::Ok;
-          journal.append(o);
+          // The module's files are durable (StagedFiles) before this line names them.
+          if (llvm::Error e = journal.append(journalRecord(o)); e && !journalFailed.exchange(true))
+            log::error(llvm::toString(std::move(e)) + ": stopping (finished modules are kept)");
+          else
+            llvm::consumeError(std::move(e));
         }
         progress.advance(ok);
       }
     });
   });
   progress.finish();
-  journal.close();
+  if (llvm::Error e = journal.close(); e && !journalFailed.exchange(true))
+    log::error(llvm::toString(std::move(e)));
+  else
+    llvm::consumeError(std::move(e));
   llvm::sys::fs::remove_directories(stagingDir);
 
-  // Interrupted: candidates never attempted are neither done nor failed.
-  bool interrupted = interruptRequested();
+  // Interrupted (or the journal cannot be written): candidates never
+  // attempted are neither done nor failed.
+  bool interrupted = interruptRequested() || journalFailed;
   if (interrupted)
     for (size_t i = 0; i < work.size(); ++i)
       if (!attempted[i])
@@ -553,15 +591,19 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   if (llvm::Error e = writeFileAtomically(result.ReportPath,
                                           report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"))
     return e;
+  if (journalFailed)
+    return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                   "the journal %s could not be written; the run stopped (report: %s)",
+                                   journalPath.c_str(), result.ReportPath.c_str());
   if (interrupted)
     return result;
 
   // A complete run: compact the journal to exactly this run's results.
-  std::string compacted;
+  std::vector<nlohmann::ordered_json> compacted;
   for (const ModuleOutcome &o : result.Outcomes)
     if (o.Status != ModuleStatus::Skipped)
-      compacted += journalLine(o);
-  if (llvm::Error e = writeFileAtomically(journalPath, compacted))
+      compacted.push_back(journalRecord(o));
+  if (llvm::Error e = rewriteJournal(journalPath, journalOptions, compacted))
     return e;
 
   CorpusDescription description;

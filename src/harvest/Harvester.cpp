@@ -6,10 +6,11 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
-#include "mlgo/log/TFRecord.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
+#include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/MoveFile.h"
 #include "mlgo/support/OutputFile.h"
@@ -42,6 +43,7 @@ struct ModuleRecord {
   std::string Module, Status = "failed", Reason, Detail, ExitStatus, StderrTail;
   double Seconds = 0;
   size_t Decisions = 0, Streams = 0;
+  bool HasLog = false; // OUT/logs/<module>.log was written
   std::optional<uint64_t> NativeSize, DefaultSize;
   std::optional<double> Reward, RegallocScore;
 
@@ -56,6 +58,7 @@ struct ModuleRecord {
     j["seconds"] = Seconds;
     j["decisions"] = Decisions;
     j["streams"] = Streams;
+    j["log"] = HasLog;
     j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
     j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
     j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
@@ -64,56 +67,6 @@ struct ModuleRecord {
     return j;
   }
 };
-
-std::string line(const nlohmann::ordered_json &j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-// Appends whole lines with one write each (O_APPEND), safe across threads.
-class LineAppender {
-public:
-  llvm::Error open(const std::string &path) {
-    Fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (Fd < 0)
-      return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot open %s: %s",
-                                     path.c_str(), std::strerror(errno));
-    return llvm::Error::success();
-  }
-  void append(const std::string &text) {
-    std::lock_guard<std::mutex> lock(Mutex);
-    [[maybe_unused]] ssize_t n = ::write(Fd, text.data(), text.size());
-  }
-  ~LineAppender() {
-    if (Fd >= 0)
-      ::close(Fd);
-  }
-
-private:
-  int Fd = -1;
-  std::mutex Mutex;
-};
-
-// The latest JSON object per `key` field in a JSON Lines file; torn lines
-// from a killed run are ignored.
-std::map<std::string, nlohmann::ordered_json> readLatest(const std::string &path, const char *key) {
-  std::map<std::string, nlohmann::ordered_json> latest;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return latest;
-  llvm::SmallVector<llvm::StringRef, 0> lines;
-  (*buffer)->getBuffer().split(lines, '\n', -1, false);
-  for (llvm::StringRef l : lines) {
-    try {
-      auto j = nlohmann::ordered_json::parse(l);
-      if (j.contains(key) && j[key].is_string()) {
-        std::string name = j[key].get<std::string>(); // before j is moved from
-        latest[name] = std::move(j);
-      }
-    } catch (const nlohmann::json::exception &) {
-    }
-  }
-  return latest;
-}
 
 std::string logPath(const HarvestOptions &o, const std::string &module) {
   return joinPath(joinPath(o.OutputDir, "logs"), module + ".log");
@@ -129,13 +82,17 @@ public:
          {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir, joinPath(StateDir, "work")})
       if (std::error_code ec = llvm::sys::fs::create_directories(dir))
         return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
-    if (llvm::Error e = Journal.open(harvestJournalPath(Options.OutputDir)))
-      return e;
     if (sizeRewarded()) {
-      for (auto &[module, j] : readLatest(defaultSizesPath(), "module"))
-        if (j.contains("native_size") && j["native_size"].is_number_unsigned())
-          DefaultSizes[module] = j["native_size"].get<uint64_t>();
-      if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath()))
+      // A cache written with other options (compiler, passes) is started afresh.
+      auto cache = readJournalFile(defaultSizesPath());
+      bool reuse = cache && !checkJournalOptions(*cache, harvestJournalOptions(Options), defaultSizesPath(), "");
+      if (reuse)
+        for (const auto &j : latestPerKey(cache->Records, "module"))
+          if (j.contains("native_size") && j["native_size"].is_number_unsigned())
+            DefaultSizes[j["module"].get<std::string>()] = j["native_size"].get<uint64_t>();
+      if (!cache)
+        llvm::consumeError(cache.takeError());
+      if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
     }
     return llvm::Error::success();
@@ -159,8 +116,6 @@ public:
     return record;
   }
 
-  LineAppender Journal;
-
   /// Set once a write failed because the output file system is unusable
   /// (full, read-only, failing): the remaining modules would all fail.
   std::optional<std::string> stopReason() const {
@@ -168,6 +123,13 @@ public:
     return StopReason;
   }
   bool stopped() const { return Stopped.load(std::memory_order_relaxed); }
+  /// Stops the run (e.g. the journal cannot be appended to).
+  void stop(std::string reason) {
+    std::lock_guard<std::mutex> lock(StopMutex);
+    if (!StopReason)
+      StopReason = std::move(reason);
+    Stopped = true;
+  }
 
 private:
   void writeFailed(ModuleRecord &record, llvm::Error error) {
@@ -354,9 +316,18 @@ private:
       record.Detail = llvm::toString(std::move(e));
       return;
     }
-    // A copy when the work directory is on another file system (--explicit_temps_dir).
-    if (llvm::Error e = moveFile(produced, destination))
-      writeFailed(record, std::move(e));
+    // Durable before the journal line that names it (docs/harvest-logs.md); a
+    // copy when the work directory is on another file system (--explicit_temps_dir).
+    llvm::Error moved = syncFile(produced);
+    if (!moved)
+      moved = moveFile(produced, destination);
+    if (!moved)
+      moved = syncDirectory(dirName(destination));
+    if (moved) {
+      writeFailed(record, std::move(moved));
+      return;
+    }
+    record.HasLog = true;
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -403,7 +374,8 @@ private:
     }
     std::lock_guard<std::mutex> lock(SizesMutex);
     DefaultSizes[module] = *size;
-    DefaultSizeCache.append(line({{"module", module}, {"native_size", *size}}));
+    // A lost cache line only costs a recompile.
+    llvm::consumeError(DefaultSizeCache.append({{"module", module}, {"native_size", *size}}));
     return *size;
   }
 
@@ -412,7 +384,7 @@ private:
   std::string StateDir;
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
-  LineAppender DefaultSizeCache;
+  JournalAppender DefaultSizeCache;
   mutable std::mutex StopMutex;
   std::optional<std::string> StopReason;
   std::atomic<bool> Stopped{false};
@@ -433,7 +405,7 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
 
 llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
                          const std::map<std::string, nlohmann::ordered_json> &done) {
-  std::string data;
+  std::vector<DatasetInput> inputs;
   for (const PlannedModule &module : plan) {
     auto it = done.find(module.Name);
     if (it == done.end() || it->second.value("status", "") != "ok")
@@ -445,28 +417,42 @@ llvm::Error writeDataset(const HarvestOptions &options, const std::vector<Planne
     if (options.Decisions == Problem::Inliner &&
         (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0))
       continue;
-    auto reader = TrainingLogReader::open(logPath(options, module.Name));
-    if (!reader)
-      return reader.takeError();
-    RewardPolicy reward;
+    DatasetInput input{logPath(options, module.Name), {}};
     if (isRegalloc(options.Decisions))
-      reward.How = RewardPolicy::Mode::Score; // each function's (proxy) score on its last step
+      input.Reward.How = RewardPolicy::Mode::Score; // each function's (proxy) score on its last step
     else if (j["reward"].is_number()) {
-      reward.How = RewardPolicy::Mode::Constant;
-      reward.Value = static_cast<float>(j["reward"].get<double>());
+      input.Reward.How = RewardPolicy::Mode::Constant;
+      input.Reward.Value = static_cast<float>(j["reward"].get<double>());
     }
-    auto records = logToSequenceExamples(**reader, reward);
-    if (!records)
-      return records.takeError();
-    for (const DatasetRecord &record : *records)
-      appendTFRecord(data, record.Payload);
+    inputs.push_back(std::move(input));
   }
-  return writeFileAtomically(options.TFRecordPath, data);
+  auto totals = writeTFRecordDataset(inputs, options.TFRecordPath);
+  return totals ? llvm::Error::success() : totals.takeError();
 }
 
 } // namespace
 
 std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outputDir, "harvest.jsonl"); }
+
+nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
+  nlohmann::ordered_json j;
+  j["corpus"] = o.CorpusDir;
+  j["problem"] = problemName(o.Decisions);
+  j["compiler"] = o.Compiler.Kind == CompilerKind::Opt ? "opt" : o.Compiler.Kind == CompilerKind::Llc ? "llc" : "clang";
+  if (o.Compiler.Kind == CompilerKind::Opt) {
+    j["opt_path"] = o.Compiler.Opt;
+    j["passes"] = o.Compiler.Passes;
+  }
+  if (o.Compiler.Kind != CompilerKind::Clang)
+    j["llc_path"] = o.Compiler.Llc;
+  else
+    j["clang_path"] = o.Compiler.Clang;
+  if (!o.Compiler.ExtraFlags.empty())
+    j["extra_compiler_flags"] = o.Compiler.ExtraFlags;
+  j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
+  j["policy"] = o.Policy.describe();
+  return j;
+}
 
 nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   nlohmann::ordered_json j;
@@ -510,9 +496,23 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   if (llvm::Error e = harvest.prepare())
     return e;
 
-  // Resume: modules whose latest journal line is ok and whose log exists.
+  // Resume: modules whose latest journal line is ok and whose log (if it
+  // wrote one) exists. The journal must come from the same options.
   std::string journalPath = harvestJournalPath(options.OutputDir);
-  std::map<std::string, nlohmann::ordered_json> done = readLatest(journalPath, "module");
+  nlohmann::ordered_json journalOptions = harvestJournalOptions(options);
+  auto earlier = readJournalFile(journalPath);
+  if (!earlier)
+    return earlier.takeError();
+  if (llvm::Error e =
+          checkJournalOptions(*earlier, journalOptions, journalPath,
+                              "Its logs would not be comparable: use another --output_dir, or the earlier options."))
+    return e;
+  std::map<std::string, nlohmann::ordered_json> done;
+  for (nlohmann::ordered_json &j : latestPerKey(earlier->Records, "module"))
+    done.emplace(j["module"].get<std::string>(), j); // the name before any move
+  JournalAppender journal;
+  if (llvm::Error e = journal.open(journalPath, /*truncate=*/false, journalOptions))
+    return e;
   std::vector<size_t> todo;
   HarvestSummary summary;
   summary.Planned = plan->size();
@@ -520,7 +520,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
-                    (llvm::sys::fs::exists(logPath(options, name)) || it->second.value("streams", 1) == 0);
+                    (!it->second.value("log", true) || llvm::sys::fs::exists(logPath(options, name)));
     if (finished && !options.Force)
       ++summary.Skipped;
     else
@@ -554,7 +554,9 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         ModuleRecord record = harvest.harvest((*plan)[i], i, policy);
         if (record.Status == "interrupted")
           return; // not recorded: redone on resume
-        harvest.Journal.append(line(record.toJson()));
+        if (llvm::Error e = journal.append(record.toJson()))
+          harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
+
         if (record.Status != "ok")
           log::info(record.Module + ": " + record.Status + ": " + record.Detail);
         {
@@ -569,12 +571,20 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   progress.finish();
   policies.clear();
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (llvm::Error e = journal.close())
+    harvest.stop(llvm::toString(std::move(e)));
   summary.Interrupted = interruptRequested();
   summary.Stopped = harvest.stopReason();
 
-  // The journal, compacted to one line per planned module in plan order.
-  done = readLatest(journalPath, "module");
-  std::string compacted;
+  // The journal, compacted to the latest line of every module it names,
+  // whatever this run's selection: it describes every log in OUT/logs.
+  auto latest = readJournalFile(journalPath);
+  if (!latest)
+    return latest.takeError();
+  std::vector<nlohmann::ordered_json> compacted = latestPerKey(latest->Records, "module");
+  done.clear();
+  for (const nlohmann::ordered_json &j : compacted)
+    done[j["module"].get<std::string>()] = j;
   for (const PlannedModule &module : *plan) {
     auto it = done.find(module.Name);
     if (it == done.end())
@@ -583,13 +593,12 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.Ok += status == "ok";
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
-    compacted += it->second.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   // A run that stopped on an unusable file system still says what it did:
   // the appended journal lines stay as they are if compaction fails, and
   // the summary goes to the log if it cannot be written.
   if (!summary.Interrupted)
-    if (llvm::Error e = writeFileAtomically(journalPath, compacted)) {
+    if (llvm::Error e = rewriteJournal(journalPath, journalOptions, compacted)) {
       if (!summary.Stopped)
         return e;
       log::warning("cannot compact the journal (it keeps its appended lines): " + llvm::toString(std::move(e)));

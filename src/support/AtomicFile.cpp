@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +40,9 @@ llvm::Error writeAll(int fd, llvm::StringRef data, const std::string &path) {
 
 std::string procFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+std::atomic<bool> Durable{true};
+std::atomic<bool> UnnamedFilesEnabled{true};
+
 // Gives the unnamed file `fd` the name `target`. linkat(AT_EMPTY_PATH) needs
 // no /proc lookup but needs CAP_DAC_READ_SEARCH; without it (ENOENT/EPERM)
 // the /proc/self/fd path is used from then on. Returns 0 or an errno.
@@ -58,7 +62,7 @@ int linkUnnamed(int fd, const std::string &target) {
 // O_TMPFILE needs file-system support and /proc to link the file by name.
 bool unnamedFilesUsable() {
   static const bool Usable = ::access("/proc/self/fd", X_OK) == 0;
-  return Usable;
+  return Usable && UnnamedFilesEnabled.load();
 }
 
 llvm::Error renameOver(const std::string &from, const std::string &to) {
@@ -70,6 +74,42 @@ llvm::Error renameOver(const std::string &from, const std::string &to) {
 }
 
 } // namespace
+
+void setDurableWrites(bool durable) { Durable = durable; }
+bool durableWrites() { return Durable; }
+void setUnnamedFilesEnabled(bool enabled) { UnnamedFilesEnabled = enabled; }
+
+llvm::Error syncFileDescriptor(int fd, llvm::StringRef path) {
+  if (!Durable || ::fdatasync(fd) == 0)
+    return llvm::Error::success();
+  return errnoError(errno, "cannot flush to disk", path.str());
+}
+
+llvm::Error syncFile(llvm::StringRef path) {
+  if (!Durable)
+    return llvm::Error::success();
+  std::string p = path.str();
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(errno, "cannot open", p);
+  llvm::Error e = syncFileDescriptor(fd, p);
+  ::close(fd);
+  return e;
+}
+
+llvm::Error syncDirectory(llvm::StringRef dir) {
+  if (!Durable)
+    return llvm::Error::success();
+  std::string d = dir.empty() ? "." : dir.str();
+  int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(errno, "cannot open directory", d);
+  llvm::Error e = llvm::Error::success();
+  if (::fsync(fd) != 0)
+    e = errnoError(errno, "cannot flush to disk directory", d);
+  ::close(fd);
+  return e;
+}
 
 std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem) {
   static std::atomic<unsigned long> Counter{0};
@@ -88,8 +128,15 @@ llvm::Error ensureDirectory(llvm::StringRef dir) {
     if (Made.count(key))
       return llvm::Error::success();
   }
+  // The directories about to be made: their names must be durable too.
+  std::vector<std::string> missing;
+  for (llvm::StringRef d = dir; !d.empty() && !llvm::sys::fs::exists(d); d = dirName(d))
+    missing.push_back(d.str());
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create directory %s: %s", key.c_str(), ec.message().c_str());
+  for (const std::string &made : missing)
+    if (llvm::Error e = syncDirectory(dirName(made)))
+      return e;
   std::lock_guard<std::mutex> lock(Mutex);
   Made.insert(std::move(key));
   return llvm::Error::success();
@@ -103,6 +150,8 @@ llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::option
   llvm::Error e = writeAll(fd, data, p);
   if (!e && mode && ::fchmod(fd, *mode) != 0)
     e = errnoError(errno, "cannot set the mode of", p);
+  if (!e)
+    e = syncFileDescriptor(fd, p);
   if (::close(fd) != 0 && !e)
     e = errnoError(errno, "cannot finish", p);
   if (e)
@@ -114,7 +163,48 @@ llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data) {
   std::string temporary = temporaryNameIn(dirName(path), baseName(path));
   if (llvm::Error e = writeNewFile(temporary, data))
     return e;
-  return renameOver(temporary, path.str());
+  if (llvm::Error e = renameOver(temporary, path.str()))
+    return e;
+  return syncDirectory(dirName(path));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (Fd >= 0)
+    ::close(Fd);
+  if (!Temporary.empty())
+    ::unlink(Temporary.c_str());
+}
+
+llvm::Error AtomicFileWriter::open(llvm::StringRef path) {
+  Final = path.str();
+  Temporary = temporaryNameIn(dirName(path), baseName(path));
+  Fd = ::open(Temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (Fd < 0) {
+    int err = errno;
+    Temporary.clear();
+    return errnoError(err, "cannot create a temporary file for", Final);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error AtomicFileWriter::write(llvm::StringRef data) {
+  if (llvm::Error e = writeAll(Fd, data, Final))
+    return e;
+  Written += data.size();
+  return llvm::Error::success();
+}
+
+llvm::Error AtomicFileWriter::commit() {
+  llvm::Error e = syncFileDescriptor(Fd, Final);
+  if (::close(Fd) != 0 && !e)
+    e = errnoError(errno, "cannot finish", Final);
+  Fd = -1;
+  if (!e)
+    e = renameOver(Temporary, Final); // removes the temporary on failure
+  Temporary.clear();
+  if (e)
+    return e;
+  return syncDirectory(dirName(Final));
 }
 
 StagedFiles::~StagedFiles() {
@@ -152,39 +242,80 @@ llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, st
   return llvm::Error::success();
 }
 
+// Keeps the file now at `final` (if any) under a backup name, so that a
+// failed commit can put it back.
+void keepOlderVersion(const std::string &final, std::string &backup, bool &created) {
+  std::string name = temporaryNameIn(dirName(final), baseName(final).str() + ".old");
+  if (::link(final.c_str(), name.c_str()) == 0)
+    backup = std::move(name);
+  else
+    created = errno == ENOENT;
+}
+
 llvm::Error StagedFiles::commit() {
   for (size_t i = 0; i < Entries.size(); ++i) {
     Entry &entry = Entries[i];
     llvm::Error e = llvm::Error::success();
     if (entry.Fd >= 0) {
-      if (int err = linkUnnamed(entry.Fd, entry.Final)) {
-        if (err != EEXIST) {
-          e = errnoError(err, "cannot link", entry.Final);
-        } else {
-          // Replace an existing file atomically: link to a temporary name, rename over.
-          std::string temporary = temporaryNameIn(dirName(entry.Final), baseName(entry.Final));
-          if (int err2 = linkUnnamed(entry.Fd, temporary))
-            e = errnoError(err2, "cannot link", temporary);
-          else
-            e = renameOver(temporary, entry.Final);
+      if (!(e = syncFileDescriptor(entry.Fd, entry.Final))) {
+        keepOlderVersion(entry.Final, entry.Backup, entry.Created);
+        int err = entry.Created ? linkUnnamed(entry.Fd, entry.Final) : EEXIST;
+        if (err) {
+          if (entry.Created && err != EEXIST) {
+            e = errnoError(err, "cannot link", entry.Final);
+          } else {
+            // Replace an existing file atomically: link to a temporary name, rename over.
+            entry.Created = false;
+            std::string temporary = temporaryNameIn(dirName(entry.Final), baseName(entry.Final));
+            if (int err2 = linkUnnamed(entry.Fd, temporary))
+              e = errnoError(err2, "cannot link", temporary);
+            else
+              e = renameOver(temporary, entry.Final);
+          }
         }
       }
       ::close(entry.Fd);
       entry.Fd = -1;
     } else {
-      if (!(e = ensureDirectory(dirName(entry.Final))))
+      if (!(e = ensureDirectory(dirName(entry.Final)))) {
+        keepOlderVersion(entry.Final, entry.Backup, entry.Created);
         e = renameOver(entry.Temporary, entry.Final);
+      }
+      ::unlink(entry.Temporary.c_str()); // gone already when renamed
       entry.Temporary.clear();
     }
     if (e) {
       // Keep the module all-or-nothing: undo what was already made visible.
-      for (size_t j = 0; j < i; ++j)
-        ::unlink(Entries[j].Final.c_str());
+      rollBack(i);
       return e;
     }
   }
+  llvm::Error e = llvm::Error::success();
+  std::vector<std::string> synced;
+  for (const Entry &entry : Entries) {
+    if (!entry.Backup.empty())
+      ::unlink(entry.Backup.c_str());
+    std::string dir = dirName(entry.Final).str();
+    if (!e && std::find(synced.begin(), synced.end(), dir) == synced.end()) {
+      e = syncDirectory(dir);
+      synced.push_back(std::move(dir));
+    }
+  }
   Entries.clear();
-  return llvm::Error::success();
+  return e;
+}
+
+void StagedFiles::rollBack(size_t count) {
+  for (size_t j = 0; j < Entries.size(); ++j) {
+    Entry &entry = Entries[j];
+    if (j < count && entry.Created)
+      ::unlink(entry.Final.c_str());
+    else if (j < count && !entry.Backup.empty())
+      ::rename(entry.Backup.c_str(), entry.Final.c_str()); // the older version comes back
+    else if (!entry.Backup.empty())
+      ::unlink(entry.Backup.c_str());
+    entry.Backup.clear();
+  }
 }
 
 } // namespace mlgo

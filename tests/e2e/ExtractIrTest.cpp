@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <random>
 #include <thread>
 #include <unistd.h>
 
@@ -584,6 +585,96 @@ TEST_F(ExtractIrResume, KillNineThenRerunEqualsCleanRun) {
       EXPECT_EQ(readFile(rerun + "/" + f), readFile(clean + "/" + f)) << f << mode;
     // The killed run's staging area is cleaned up.
     EXPECT_EQ(listTree(rerun + "/.mlgo-corpus", true),
+              (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json"}));
+  }
+}
+
+// --resume with options that shape the output differently refuses, naming them.
+TEST_F(ExtractIrResume, ResumeRefusesChangedOptions) {
+  std::string d = makeDatabase("m5.o");
+  fs::copy_file(fixture("build/a.o"), d + "/m5.o");
+  std::string out = Work / "out";
+  std::string base = Tool + " --input=" + quote(Work / "cc.json") + " --output_dir=" + quote(out);
+  mustRun(base);
+  std::string journal = readFile(out + "/.mlgo-corpus/extract_ir.journal");
+  CommandResult r = run(base + " --resume --cmd_filter=^-O3$");
+  EXPECT_EQ(r.ExitCode, 1) << r.Err;
+  EXPECT_NE(r.Err.find("cannot resume from " + out + "/.mlgo-corpus/extract_ir.journal"), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("--cmd_filter was null, now \"^-O3$\""), std::string::npos) << r.Err;
+  r = run(base + " --resume --no_verify_bitcode --bitcode_section_name=.llvmbc2");
+  EXPECT_EQ(r.ExitCode, 1) << r.Err;
+  EXPECT_NE(r.Err.find("--bitcode_section_name was \".llvmbc\", now \".llvmbc2\""), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("--no_verify_bitcode was false, now true"), std::string::npos) << r.Err;
+  EXPECT_EQ(readFile(out + "/.mlgo-corpus/extract_ir.journal"), journal);
+  r = run(base + " --resume");
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("Resumed: 12 modules"), std::string::npos) << r.Err;
+}
+
+// Killed at a random point while workers write modules, many times: no torn
+// module, every journaled module complete, and a resumed run equals a clean one.
+TEST_F(ExtractIrResume, KillNineMidWriteThenResumeEqualsCleanRun) {
+  std::string d = Work / "many";
+  fs::create_directories(d);
+  std::string entries;
+  for (int i = 0; i < 200; ++i) {
+    std::string name = "m" + std::to_string(i) + ".o";
+    fs::copy_file(fixture(i % 2 ? "build/a.o" : "build/sub/b.o"), d + "/" + name);
+    entries += std::string(entries.empty() ? "" : ",\n") + "{\"directory\": \"" + d +
+               "\", \"command\": \"clang -c x.c -o " + name + "\"}";
+  }
+  writeFile(Work / "cc.json", "[\n" + entries + "\n]\n");
+  std::string clean = Work / "clean";
+  mustRun(Tool + " --input=" + quote(Work / "cc.json") + " --output_dir=" + quote(clean));
+  TempDir scratch;
+  std::set<std::string> sources{dumpSection(fixture("build/a.o"), ".llvmbc", scratch),
+                                dumpSection(fixture("build/sub/b.o"), ".llvmbc", scratch)};
+  std::mt19937 random(std::random_device{}());
+  for (int round = 0; round < 4; ++round) {
+    std::string out = Work / ("out" + std::to_string(round));
+    // Each round resumes a directory that already holds a killed run's work.
+    for (int kill = 0; kill < 2; ++kill) {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        std::string cmd = Tool + " --resume --num_workers=2 --progress_interval=0 --input=" + quote(Work / "cc.json") +
+                          " --output_dir=" + quote(out) + " 2>/dev/null";
+        ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
+        ::_exit(127);
+      }
+      // Wait for a random number of journal lines, then kill mid-stream.
+      size_t target = std::uniform_int_distribution<size_t>(1, 150)(random);
+      for (int i = 0; i < 2000; ++i) {
+        std::string journal = readFile(out + "/.mlgo-corpus/extract_ir.journal");
+        if (static_cast<size_t>(std::count(journal.begin(), journal.end(), '\n')) > target)
+          break;
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      // No torn module: every .bc present is one of the complete sources.
+      for (const std::string &f : listTree(out)) {
+        if (f.ends_with(".bc")) {
+          EXPECT_TRUE(sources.count(readFile(out + "/" + f))) << f << " round " << round;
+        }
+      }
+      // Every module the journal says is ok is complete on disk.
+      std::istringstream lines(readFile(out + "/.mlgo-corpus/extract_ir.journal"));
+      for (std::string line; std::getline(lines, line);) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.contains("status") || j["status"] != "ok")
+          continue;
+        std::string name = j["name"];
+        EXPECT_TRUE(sources.count(readFile(out + "/" + name + ".bc"))) << name;
+        EXPECT_EQ(readFile(out + "/" + name + ".cmd"), readFile(clean + "/" + name + ".cmd")) << name;
+      }
+    }
+    CommandResult resumed = run(Tool + " --resume --input=" + quote(Work / "cc.json") + " --output_dir=" + quote(out));
+    ASSERT_EQ(resumed.ExitCode, 0) << resumed.Err;
+    EXPECT_EQ(listTree(out), listTree(clean)) << round;
+    for (const std::string &f : listTree(clean))
+      EXPECT_EQ(readFile(out + "/" + f), readFile(clean + "/" + f)) << f << " round " << round;
+    EXPECT_EQ(listTree(out + "/.mlgo-corpus", true),
               (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json"}));
   }
 }

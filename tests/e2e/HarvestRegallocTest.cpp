@@ -44,7 +44,8 @@ std::map<std::string, nlohmann::json> journal(const std::string &out) {
   std::istringstream in(readFile(out + "/harvest.jsonl"));
   for (std::string l; std::getline(in, l);) {
     auto j = nlohmann::json::parse(l);
-    m[j["module"].get<std::string>()] = j;
+    if (!j.contains("options")) // skip the header
+      m[j["module"].get<std::string>()] = j;
   }
   return m;
 }

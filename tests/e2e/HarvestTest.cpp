@@ -62,7 +62,8 @@ std::vector<nlohmann::json> journal(const std::string &out) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(readFile(out + "/harvest.jsonl"));
   for (std::string l; std::getline(in, l);)
-    lines.push_back(nlohmann::json::parse(l));
+    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
+      lines.push_back(std::move(j));
   return lines;
 }
 
@@ -293,7 +294,7 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
     ::_exit(127);
   }
   // Up to a minute: the first module (the largest) is slow on a loaded machine.
-  for (int i = 0; i < 6000 && readFile(out + "/harvest.jsonl").find('\n') == std::string::npos; ++i)
+  for (int i = 0; i < 6000 && readFile(out + "/harvest.jsonl").find("\"module\"") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ::kill(pid, SIGKILL);
   int status;
@@ -407,6 +408,13 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
   EXPECT_NE(argv.find("-enable-ml-inliner=development"), std::string::npos) << argv;
   EXPECT_NE(argv.find("-ml-inliner-model-under-training=/models/inl"), std::string::npos) << argv;
 
+  // An ok module whose log has gone is not done: it is compiled again.
+  fs::remove(out + "/logs/m1.o.log");
+  r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(r.Err.find("resuming:"), std::string::npos) << r.Err;
+  EXPECT_EQ(readFile(out + "/logs/m1.o.log"), prepared);
+
   // A corrupt -training-log fails the module with the reader's reason.
   writeFile(Work / "prepared.log", prepared.substr(0, prepared.size() - 5));
   mustRun(harvest(Work / "bad", "--opt_path=" + quote(opt) + " --modules_filter=m1"));
@@ -462,6 +470,32 @@ TEST_F(HarvestLogs, SelectionShardsAndDataset) {
 
   mustRun(harvest(Work / "sample", "--sampling_rate=0.5 --seed=3"));
   EXPECT_EQ(byModule(Work / "sample").size(), 2u);
+}
+
+// The journal describes every log in the directory, whatever the selection
+// of the last run; a run with other options refuses the directory.
+TEST_F(HarvestLogs, JournalKeepsEverySelectionAndRefusesOtherOptions) {
+  std::string out = Work / "out";
+  mustRun(harvest(out, "--modules_filter=m1"));
+  mustRun(harvest(out, "--modules_filter=m2"));
+  auto j = byModule(out);
+  EXPECT_EQ(j.size(), 2u);
+  EXPECT_EQ(j["m1.o"]["status"], "ok");
+  EXPECT_EQ(j["m2.o"]["status"], "ok");
+  EXPECT_EQ(listTree(out + "/logs"), (std::set<std::string>{"m1.o.log", "m2.o.log"}));
+  CommandResult again = run(harvest(out, "--modules_filter=m1"));
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_NE(again.Err.find("resuming: 1 of 1 modules are already done"), std::string::npos) << again.Err;
+
+  std::string before = readFile(out + "/harvest.jsonl");
+  CommandResult other = run(harvest(out, "--modules_filter=m1 --policy=random:0.5"));
+  EXPECT_EQ(other.ExitCode, 1);
+  EXPECT_NE(other.Err.find("cannot resume from " + out + "/harvest.jsonl"), std::string::npos) << other.Err;
+  EXPECT_NE(other.Err.find("--policy was \"default\", now \"random:"), std::string::npos) << other.Err;
+  other = run(harvest(out, "'--passes=default<O2>' --force"));
+  EXPECT_EQ(other.ExitCode, 1);
+  EXPECT_NE(other.Err.find("--passes was \"default<Oz>\", now \"default<O2>\""), std::string::npos) << other.Err;
+  EXPECT_EQ(readFile(out + "/harvest.jsonl"), before);
 }
 
 } // namespace

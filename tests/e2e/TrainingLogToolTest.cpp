@@ -239,13 +239,18 @@ TEST_F(TrainingLogTool, ToTFRecordDecodedByProtobuf) {
 
   // The values are the log's: compare with dump.
   CommandResult dump = run(Tool + " dump " + quote(Work / "logs/m1.log"));
+  ASSERT_EQ(dump.ExitCode, 0) << dump.Err;
   std::istringstream lines(dump.Out);
   std::string line;
-  for (int step = 0; std::getline(lines, line); ++step) {
+  size_t steps = 0;
+  for (; std::getline(lines, line); ++steps) {
     auto row = nlohmann::json::parse(line);
-    EXPECT_EQ(json[0]["callsite_cost"][step][0], row["callsite_cost"]);
-    EXPECT_EQ(json[0]["inlining_decision"][step][0], row["inlining_decision"]);
+    ASSERT_LT(steps, json[0]["callsite_cost"].size()) << line;
+    ASSERT_TRUE(row.contains("callsite_cost")) << line;
+    EXPECT_EQ(json[0]["callsite_cost"][steps][0], row["callsite_cost"]);
+    EXPECT_EQ(json[0]["inlining_decision"][steps][0], row["inlining_decision"]);
   }
+  EXPECT_EQ(steps, 6u) << "dump printed " << steps << " rows";
 }
 
 TEST_F(TrainingLogTool, RegallocRecordsPerFunctionWithScoreRewards) {

@@ -2,6 +2,7 @@
 // clang embedded in object files. Drop-in for LLVM's mlgo-utils extract_ir.
 #include "mlgo/extract/Extractor.h"
 #include "mlgo/extract/InputLoaders.h"
+#include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
@@ -94,11 +95,16 @@ int main(int argc, char **argv) {
                "Keep sections that are not valid bitcode (the reference's behaviour) instead of failing them; "
                "they are listed as warnings in the report.");
 
+  bool noFsync = false;
+  app.add_flag("--no_fsync", noFsync,
+               "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
+               "the process) a journaled file may be empty. Default: durable.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
 
   log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
   installInterruptHandlers();
+  setDurableWrites(!noFsync);
 
   ExtractOptions options;
   options.OutputDir = outputDir;

@@ -4,6 +4,7 @@
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/PluginMode.h"
+#include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
@@ -93,6 +94,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "Errors only.");
   app.add_flag("--strict", strict, "Exit 3 when any module failed or timed out.");
+  bool noFsync = false;
+  app.add_flag("--no_fsync", noFsync,
+               "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
+               "the process) a journaled file may be empty. Default: durable.");
   std::vector<std::string> versionDetails = {"Default compilers: " + CompilerSettings{}.Opt + " and " +
                                              CompilerSettings{}.Llc + " (inliner), " + CompilerSettings{}.Clang +
                                              " (regalloc)"};
@@ -100,6 +105,7 @@ int main(int argc, char **argv) {
     return *exit;
   log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
   installInterruptHandlers();
+  setDurableWrites(!noFsync);
 
   auto usage = [](const std::string &message) {
     std::fprintf(stderr, "harvest-logs: error: %s\n", message.c_str());

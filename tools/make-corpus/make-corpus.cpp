@@ -2,6 +2,7 @@
 // Drop-in for LLVM's mlgo-utils make_corpus.
 #include "mlgo/extract/Extractor.h"
 #include "mlgo/extract/InputLoaders.h"
+#include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
@@ -43,10 +44,15 @@ int main(int argc, char **argv) {
   app.add_flag("--no_verify_bitcode", noVerify,
                "Copy files that are not valid bitcode too (the reference's behaviour), listing them as warnings.");
 
+  bool noFsync = false;
+  app.add_flag("--no_fsync", noFsync,
+               "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
+               "the process) a journaled file may be empty. Default: durable.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
   log::setLevel(quiet ? log::Level::Error : *log::parseLevel(verbosity));
   installInterruptHandlers();
+  setDurableWrites(!noFsync);
 
   log::warning("make-corpus cannot tell which compilation stage a .bc file comes from; make sure the files are "
                "the IR the compiler sees before optimization (e.g. from -Xclang -fembed-bitcode=all)");

@@ -1,4 +1,5 @@
 // training-log: read, check and convert MLGO training logs.
+#include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
@@ -317,35 +318,15 @@ int toTFRecord(const std::vector<std::string> &files, const std::string &output,
     fail(llvm::toString(reward.takeError()));
     return 2;
   }
-  std::string data, keys;
-  size_t records = 0, steps = 0;
-  for (const std::string &file : files) {
-    auto reader = TrainingLogReader::open(file);
-    if (!reader) {
-      fail(llvm::toString(reader.takeError()));
-      return 1;
-    }
-    auto converted = logToSequenceExamples(**reader, *reward);
-    if (!converted) {
-      fail(llvm::toString(converted.takeError()));
-      return 1;
-    }
-    for (const DatasetRecord &record : *converted) {
-      appendTFRecord(data, record.Payload);
-      keys += record.Key + "\n";
-      ++records;
-      steps += record.Steps;
-    }
-  }
-  if (llvm::Error e = writeFileAtomically(output, data)) {
-    fail(llvm::toString(std::move(e)));
+  std::vector<DatasetInput> inputs;
+  for (const std::string &file : files)
+    inputs.push_back({file, *reward});
+  auto totals = writeTFRecordDataset(inputs, output, keysFile);
+  if (!totals) {
+    fail(llvm::toString(totals.takeError()));
     return 1;
   }
-  if (!keysFile.empty())
-    if (llvm::Error e = writeFileAtomically(keysFile, keys.empty() ? "\n" : keys)) {
-      fail(llvm::toString(std::move(e)));
-      return 1;
-    }
+  size_t records = totals->Records, steps = totals->Steps;
   std::fprintf(stderr, "training-log: wrote %zu records (%zu steps) from %zu logs to %s\n", records, steps,
                files.size(), output.c_str());
   return 0;

@@ -69,6 +69,10 @@ struct ExtractResult {
 /// Where tool state lives inside a corpus: hidden, so consumers ignore it.
 std::string stateDirectory(llvm::StringRef outputDir);
 
+/// The options that shape the output, keyed by flag name: the journal's
+/// header. --resume refuses a journal written with other ones.
+nlohmann::ordered_json extractJournalOptions(const ExtractOptions &options);
+
 /// Runs the whole extraction. An Error means the job could not proceed
 /// (output not writable); per-module problems are in the outcomes.
 llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const ExtractOptions &options);

@@ -47,6 +47,10 @@ struct HarvestSummary {
 /// The journal file, one JSON line per finished module.
 std::string harvestJournalPath(llvm::StringRef outputDir);
 
+/// The options that shape the logs, keyed by flag name: the journal's
+/// header. A harvest into a directory whose journal has other ones refuses.
+nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &options);
+
 /// Runs the whole harvest. An Error means the job could not start (corpus
 /// unreadable, output not writable, compiler unusable); per-module failures
 /// are in the journal and the summary.

@@ -11,6 +11,27 @@
 
 namespace mlgo {
 
+/// Durability policy (process-wide, default on): every file we write is
+/// fdatasync'ed before it is renamed or linked into place, and its directory
+/// is fsync'ed after, so that a journal line naming the file (written later)
+/// never outlives the file's contents after a power loss. Off (the tools'
+/// --no_fsync), outputs are still atomic for crashes of the process, not of
+/// the machine.
+void setDurableWrites(bool durable);
+bool durableWrites();
+
+/// fdatasync(fd), when durable; an error names `path`.
+llvm::Error syncFileDescriptor(int fd, llvm::StringRef path);
+/// fdatasync of the file at `path` (written by another process), when durable.
+llvm::Error syncFile(llvm::StringRef path);
+/// fsync of a directory, making the names made in it durable, when durable.
+llvm::Error syncDirectory(llvm::StringRef dir);
+
+/// Whether StagedFiles may use O_TMPFILE (default: when /proc is mounted).
+/// Off, it stages to named temporary files: for file systems whose O_TMPFILE
+/// misbehaves, and so that tests run both paths.
+void setUnnamedFilesEnabled(bool enabled);
+
 /// A fresh temporary name: `<dir>/<stem>.tmp.<pid>.<n>`. It never ends in
 /// `.bc`, so no corpus reader mistakes it for a module.
 std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem);
@@ -21,6 +42,27 @@ llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data);
 /// Writes `data` to a new file at `path` (which must not exist). With a
 /// `mode`, the file gets exactly those permission bits, whatever the umask.
 llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::optional<unsigned> mode = std::nullopt);
+
+/// Streams a large output file: data goes to a temporary sibling, which
+/// commit() syncs (when durable) and renames over `path`. Destroyed without a
+/// commit, the temporary is removed.
+class AtomicFileWriter {
+public:
+  AtomicFileWriter() = default;
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+  ~AtomicFileWriter();
+
+  llvm::Error open(llvm::StringRef path);
+  llvm::Error write(llvm::StringRef data);
+  llvm::Error commit();
+  uint64_t bytesWritten() const { return Written; }
+
+private:
+  int Fd = -1;
+  std::string Final, Temporary;
+  uint64_t Written = 0;
+};
 
 /// Files that must appear together (one corpus module's .bc, .cmd and
 /// .thinlto.bc). Each is written to an unnamed file (O_TMPFILE) in its final
@@ -38,7 +80,10 @@ public:
   /// Creates the destination directory if needed and writes `data`.
   llvm::Error add(llvm::StringRef finalPath, llvm::StringRef data, std::optional<unsigned> mode = std::nullopt);
   /// Makes every staged file visible under its final name, replacing any
-  /// existing file atomically.
+  /// existing file atomically. When one fails, the names made visible before
+  /// it are rolled back: new names are removed, and files that replaced an
+  /// older version get the older version back (it is kept under a backup
+  /// name until the commit is complete).
   llvm::Error commit();
 
 private:
@@ -46,7 +91,10 @@ private:
     std::string Final;
     int Fd = -1;           // an unnamed O_TMPFILE file
     std::string Temporary; // or a named temporary file
+    std::string Backup;    // the older file at Final, while committing
+    bool Created = false;  // Final did not exist before the commit
   };
+  void rollBack(size_t count);
   std::string StagingDir;
   std::vector<Entry> Entries;
 };
