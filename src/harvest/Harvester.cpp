@@ -39,6 +39,7 @@ struct ModuleRecord {
   std::string Module, Status = "failed", Reason, Detail, ExitStatus, StderrTail;
   double Seconds = 0;
   size_t Decisions = 0, Streams = 0;
+  bool LogWritten = false; // an ok module with no decision has no log
   std::optional<uint64_t> NativeSize, DefaultSize;
   std::optional<double> Reward, RegallocScore;
 
@@ -53,6 +54,7 @@ struct ModuleRecord {
     j["seconds"] = Seconds;
     j["decisions"] = Decisions;
     j["streams"] = Streams;
+    j["log_written"] = LogWritten;
     j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
     j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
     j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
@@ -293,11 +295,14 @@ private:
       return;
     }
     std::string produced = Options.Mode == AdvisorMode::Development ? advisor.TrainingLog : interactiveLog;
-    // llc opens a regalloc channel only at the first function body: a
-    // module without any never opens it, and has no decisions and no log.
+    // A module without decisions gets no log (readers built like LLVM's
+    // log_reader.py fail on a log without observations): an inliner module
+    // without call sites, a regalloc module without evictions, or one that
+    // never opened the channel (llc opens it at the first function body).
     bool hasLog = Options.Mode == AdvisorMode::Development ? llvm::sys::fs::exists(produced) : record.Streams > 0;
     if (hasLog && Options.Mode == AdvisorMode::Development && !checkDevelopmentLog(produced, record))
       return;
+    hasLog = hasLog && record.Decisions > 0;
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
       std::string rewarded = joinPath(work, "rewarded.log");
@@ -344,8 +349,11 @@ private:
       return;
     }
     // A copy when the work directory is on another file system (--explicit_temps_dir).
-    if (llvm::Error e = moveFile(produced, destination))
+    if (llvm::Error e = moveFile(produced, destination)) {
       writeFailed(record, std::move(e));
+      return;
+    }
+    record.LogWritten = true;
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -466,8 +474,9 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
-  j["modules"] = {
-      {"planned", Planned}, {"ok", Ok}, {"failed", Failed}, {"timeout", TimedOut}, {"skipped_done", Skipped}};
+  j["modules"] = {{"planned", Planned},      {"ok", Ok},
+                  {"failed", Failed},        {"timeout", TimedOut},
+                  {"skipped_done", Skipped}, {"without_log", WithoutLog}};
   j["decisions"] = Decisions;
   j["seconds"] = Seconds;
   j["decisions_per_second"] = Seconds > 0 ? Decisions / Seconds : 0.0;
@@ -505,7 +514,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
-                    (llvm::sys::fs::exists(logPath(options, name)) || it->second.value("streams", 1) == 0);
+                    (llvm::sys::fs::exists(logPath(options, name)) || !it->second.value("log_written", true) ||
+                     it->second.value("streams", 1) == 0);
     if (finished && !options.Force)
       ++summary.Skipped;
     else
@@ -562,6 +572,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
       continue;
     const std::string status = it->second.value("status", "");
     summary.Ok += status == "ok";
+    summary.WithoutLog += status == "ok" && !it->second.value("log_written", true);
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
     compacted += it->second.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

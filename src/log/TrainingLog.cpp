@@ -342,8 +342,7 @@ llvm::Error TrainingLogWriter::observationRaw(llvm::ArrayRef<llvm::StringRef> pi
   if (total != ObservationBytes)
     return llvm::createStringError("observation has %zu tensor bytes, the header declares %zu", total,
                                    ObservationBytes);
-  Last = NextIndex[Context]++;
-  OS << "{\"observation\":" << Last << "}\n";
+  startObservation();
   for (llvm::StringRef p : pieces)
     OS << p;
   OS << '\n';
@@ -356,7 +355,15 @@ void TrainingLogWriter::contextLine(llvm::raw_ostream &os, llvm::StringRef name)
 
 void TrainingLogWriter::switchContext(llvm::StringRef name) {
   Context = name.str();
-  contextLine(OS, name);
+  ContextPending = true;
+}
+
+void TrainingLogWriter::startObservation() {
+  if (ContextPending)
+    contextLine(OS, Context);
+  ContextPending = false;
+  Last = NextIndex[Context]++;
+  OS << "{\"observation\":" << Last << "}\n";
 }
 
 llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tensors) {
@@ -367,8 +374,7 @@ llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tenso
     if (tensors[i].size() != Header.Features[i].byteSize())
       return llvm::createStringError("tensor '%s' has %zu bytes, its spec needs %zu", Header.Features[i].Name.c_str(),
                                      tensors[i].size(), Header.Features[i].byteSize());
-  Last = NextIndex[Context]++;
-  OS << "{\"observation\":" << Last << "}\n";
+  startObservation();
   for (llvm::StringRef t : tensors)
     OS << t;
   OS << '\n';

@@ -296,7 +296,7 @@ namespace {
 // output directory. Now the whole vocab is refused, naming the log, and
 // nothing is written anywhere.
 TEST_F(TrainingLogTool, VocabRefusesFeatureNamesThatAreNotOneFileName) {
-  for (const std::string &name : {"../escaped", "a/b", "..", "."}) {
+  for (const char *name : {"../escaped", "a/b", "..", "."}) {
     SCOPED_TRACE(name);
     LogHeader header;
     header.Features = {{"fine", ElementType::Int64, {1}, 0}, {name, ElementType::Int64, {1}, 0}};
@@ -311,7 +311,8 @@ TEST_F(TrainingLogTool, VocabRefusesFeatureNamesThatAreNotOneFileName) {
     writeFile(dir / "in/evil.log", text);
     CommandResult r = run(Tool + " vocab --output_dir=" + quote(dir / "out/vocab") + " " + quote(dir / "in/evil.log"));
     EXPECT_EQ(r.ExitCode, 1);
-    EXPECT_NE(r.Err.find("evil.log: feature name '" + name + "' cannot be used as a file name"), std::string::npos)
+    EXPECT_NE(r.Err.find("evil.log: feature name '" + std::string(name) + "' cannot be used as a file name"),
+              std::string::npos)
         << r.Err;
     EXPECT_EQ(listTree(dir.path()), (std::set<std::string>{"in/", "in/evil.log"}));
   }

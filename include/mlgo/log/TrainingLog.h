@@ -126,6 +126,9 @@ public:
   TrainingLogWriter(llvm::raw_ostream &os, LogHeader header);
 
   /// Starts (or returns to) a context; observation numbers continue per name.
+  /// The context line is written with the context's first observation, so a
+  /// context without observations leaves no line: LLVM's log_reader.py and
+  /// readers built like it expect an observation after every context line.
   void switchContext(llvm::StringRef name);
   /// Writes one observation: `tensors` in header order, each of its spec's size.
   llvm::Error observation(llvm::ArrayRef<llvm::StringRef> tensors);
@@ -141,7 +144,10 @@ public:
 private:
   llvm::raw_ostream &OS;
   LogHeader Header;
+  void startObservation();
+
   std::string Context;
+  bool ContextPending = false; // switchContext called, line not yet written
   std::map<std::string, int64_t> NextIndex;
   int64_t Last = -1;
   size_t ObservationBytes = 0;
