@@ -43,7 +43,7 @@ struct ModuleRecord {
   std::string Module, Status = "failed", Reason, Detail, ExitStatus, StderrTail;
   double Seconds = 0;
   size_t Decisions = 0, Streams = 0;
-  bool HasLog = false; // OUT/logs/<module>.log was written
+  bool LogWritten = false; // logs/<module>.log was written; an ok module with no decision has none
   std::optional<uint64_t> NativeSize, DefaultSize;
   std::optional<double> Reward, RegallocScore;
 
@@ -58,7 +58,7 @@ struct ModuleRecord {
     j["seconds"] = Seconds;
     j["decisions"] = Decisions;
     j["streams"] = Streams;
-    j["log"] = HasLog;
+    j["log_written"] = LogWritten;
     j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
     j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
     j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
@@ -266,11 +266,14 @@ private:
     // Development mode and the plugin write the log themselves (the plugin only once it has a decision).
     bool compilerLogs = Options.Mode != AdvisorMode::Interactive;
     std::string produced = compilerLogs ? advisor.TrainingLog : interactiveLog;
-    // llc opens a regalloc channel only at the first function body: a
-    // module without any never opens it, and has no decisions and no log.
+    // A module without decisions gets no log (readers built like LLVM's
+    // log_reader.py fail on a log without observations): an inliner module
+    // without call sites, a regalloc module without evictions, or one that
+    // never opened the channel (llc opens it at the first function body).
     bool hasLog = compilerLogs ? llvm::sys::fs::exists(produced) : record.Streams > 0;
     if (hasLog && compilerLogs && !checkDevelopmentLog(produced, record))
       return;
+    hasLog = hasLog && record.Decisions > 0;
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
       std::string rewarded = joinPath(work, "rewarded.log");
@@ -327,7 +330,7 @@ private:
       writeFailed(record, std::move(moved));
       return;
     }
-    record.HasLog = true;
+    record.LogWritten = true;
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -467,8 +470,9 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
-  j["modules"] = {
-      {"planned", Planned}, {"ok", Ok}, {"failed", Failed}, {"timeout", TimedOut}, {"skipped_done", Skipped}};
+  j["modules"] = {{"planned", Planned},      {"ok", Ok},
+                  {"failed", Failed},        {"timeout", TimedOut},
+                  {"skipped_done", Skipped}, {"without_log", WithoutLog}};
   j["decisions"] = Decisions;
   j["seconds"] = Seconds;
   j["decisions_per_second"] = Seconds > 0 ? Decisions / Seconds : 0.0;
@@ -520,7 +524,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
-                    (!it->second.value("log", true) || llvm::sys::fs::exists(logPath(options, name)));
+                    (!it->second.value("log_written", true) || llvm::sys::fs::exists(logPath(options, name)));
     if (finished && !options.Force)
       ++summary.Skipped;
     else
@@ -591,6 +595,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
       continue;
     const std::string status = it->second.value("status", "");
     summary.Ok += status == "ok";
+    summary.WithoutLog += status == "ok" && !it->second.value("log_written", true);
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
   }

@@ -36,6 +36,26 @@ struct ContextRecord {
 
 } // namespace
 
+llvm::Expected<RewardPolicy> RewardPolicy::parse(llvm::StringRef text) {
+  RewardPolicy policy;
+  llvm::StringRef t = text;
+  if (t == "zero")
+    return policy;
+  if (t == "score") {
+    policy.How = Mode::Score;
+    return policy;
+  }
+  if (t.consume_front("constant:")) {
+    double value;
+    if (!t.getAsDouble(value)) {
+      policy.How = Mode::Constant;
+      policy.Value = static_cast<float>(value);
+      return policy;
+    }
+  }
+  return llvm::createStringError("--reward must be zero, score or constant:X, not '%s'", text.str().c_str());
+}
+
 llvm::Expected<std::vector<DatasetRecord>> logToSequenceExamples(TrainingLogReader &reader,
                                                                  const RewardPolicy &reward) {
   std::vector<std::string> order;

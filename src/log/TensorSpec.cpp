@@ -18,6 +18,13 @@ constexpr TypeInfo Types[] = {
     {ElementType::UInt64, "uint64_t", 8},
 };
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 template <typename T> T load(llvm::StringRef bytes, size_t i) {
   T value;
   std::memcpy(&value, bytes.data() + i * sizeof(T), sizeof(T));
@@ -41,6 +48,19 @@ size_t TensorSpec::elementCount() const {
   for (int64_t d : Shape)
     n *= static_cast<size_t>(d);
   return n;
+}
+
+llvm::Expected<uint64_t> TensorSpec::checkedByteSize() const {
+  uint64_t bytes = elementSize(Type);
+  for (int64_t d : Shape) {
+    if (d < 0)
+      return llvm::createStringError("tensor '%s': negative dimension %lld", Name.c_str(), static_cast<long long>(d));
+    if (d != 0 && bytes > MaxTensorBytes / static_cast<uint64_t>(d))
+      return llvm::createStringError("tensor '%s': shape %s is larger than the limit of %llu bytes", Name.c_str(),
+                                     shapeText(Shape).c_str(), static_cast<unsigned long long>(MaxTensorBytes));
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return bytes; // a zero dimension makes the product 0, whatever the others
 }
 
 double TensorSpec::elementAsDouble(llvm::StringRef bytes, size_t i) const {
@@ -118,6 +138,8 @@ llvm::Expected<TensorSpec> TensorSpec::fromJson(const nlohmann::json &json) {
       return llvm::createStringError("tensor spec '%s': bad shape %s", spec.Name.c_str(), json["shape"].dump().c_str());
     spec.Shape.push_back(d.get<int64_t>());
   }
+  if (auto bytes = spec.checkedByteSize(); !bytes)
+    return bytes.takeError();
   return spec;
 }
 

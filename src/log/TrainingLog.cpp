@@ -12,8 +12,6 @@
 namespace mlgo {
 namespace {
 
-constexpr size_t ReadChunk = 1 << 20;
-
 std::string jsonLine(const std::function<void(llvm::json::OStream &)> &body) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -83,10 +81,15 @@ llvm::Expected<LogHeader> LogHeader::fromLine(llvm::StringRef line) {
   if (!json.is_object() || !json.contains("features") || !json["features"].is_array())
     return llvm::createStringError("the header has no \"features\" list");
   LogHeader header;
+  uint64_t observationBytes = 0;
   for (const auto &f : json["features"]) {
     auto spec = TensorSpec::fromJson(f);
     if (!spec)
       return spec.takeError();
+    observationBytes += spec->byteSize(); // each at most MaxTensorBytes: no overflow
+    if (observationBytes > MaxObservationBytes)
+      return llvm::createStringError("the features add up to more than the limit of %llu bytes per observation",
+                                     static_cast<unsigned long long>(MaxObservationBytes));
     header.Features.push_back(std::move(*spec));
   }
   for (const char *key : {"score", "advice"}) {
@@ -110,8 +113,8 @@ llvm::Expected<std::unique_ptr<TrainingLogReader>> TrainingLogReader::open(llvm:
   return std::make_unique<TrainingLogReader>(fd, path.str(), true);
 }
 
-TrainingLogReader::TrainingLogReader(int fd, std::string name, bool owned)
-    : Fd(fd), Name(std::move(name)), Owned(owned), Buffer(ReadChunk) {}
+TrainingLogReader::TrainingLogReader(int fd, std::string name, bool owned, size_t bufferSize)
+    : Fd(fd), Name(std::move(name)), Owned(owned), Buffer(std::max<size_t>(bufferSize, 1)) {}
 
 TrainingLogReader::~TrainingLogReader() {
   if (Owned && Fd >= 0)
@@ -123,7 +126,18 @@ llvm::Error TrainingLogReader::fail(uint64_t at, const llvm::Twine &message) con
                                  message.str().c_str());
 }
 
+void TrainingLogReader::preserve(const char *&data, std::vector<char> &scratch) {
+  if (data && data >= Buffer.data() && data < Buffer.data() + Buffer.size()) {
+    std::memcpy(scratch.data(), data, scratch.size());
+    data = scratch.data();
+  }
+}
+
 llvm::Error TrainingLogReader::fill() {
+  // Every branch below may overwrite consumed bytes (reset, move, grow), and
+  // the accessors may still point at them.
+  preserve(ObservationData, Observation);
+  preserve(OutcomeData, Outcome);
   if (Begin > 0 && Begin == End)
     Begin = End = 0;
   if (End == Buffer.size()) {
@@ -236,6 +250,8 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
                           "': expected " + llvm::Twine(*ContextCounter));
     ++*ContextCounter;
     Index = *n;
+    ObservationData = nullptr; // the previous one is over; `Observation` is free for this one
+    OutcomeData = nullptr;
     auto data = readRecordBytes(Observation.size(), Observation,
                                 [&] { return "observation " + std::to_string(Index) + " tensors"; });
     if (!data)
@@ -251,11 +267,7 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
     if (!OutcomeAllowed || *n != Index)
       return fail(at, "outcome " + llvm::Twine(*n) + " does not follow observation " + llvm::Twine(*n));
     OutcomeAllowed = false;
-    // The observation's bytes may live in the buffer; keep a copy before reading on.
-    if (ObservationData != Observation.data()) {
-      std::memcpy(Observation.data(), ObservationData, ObservationSize);
-      ObservationData = Observation.data();
-    }
+    OutcomeData = nullptr; // `Outcome` is free for this one
     auto data = readRecordBytes(Outcome.size(), Outcome, [&] { return "outcome " + std::to_string(Index) + " score"; });
     if (!data)
       return data.takeError();
@@ -284,6 +296,8 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
       Offsets.push_back(offset);
       offset += spec.byteSize();
     }
+    ObservationData = OutcomeData = nullptr;
+    ObservationSize = 0;
     Observation.assign(offset, 0);
     Outcome.assign(Header.Score ? Header.Score->byteSize() : 0, 0);
     OutcomeAllowed = false;
@@ -328,8 +342,7 @@ llvm::Error TrainingLogWriter::observationRaw(llvm::ArrayRef<llvm::StringRef> pi
   if (total != ObservationBytes)
     return llvm::createStringError("observation has %zu tensor bytes, the header declares %zu", total,
                                    ObservationBytes);
-  Last = NextIndex[Context]++;
-  OS << "{\"observation\":" << Last << "}\n";
+  startObservation();
   for (llvm::StringRef p : pieces)
     OS << p;
   OS << '\n';
@@ -342,7 +355,15 @@ void TrainingLogWriter::contextLine(llvm::raw_ostream &os, llvm::StringRef name)
 
 void TrainingLogWriter::switchContext(llvm::StringRef name) {
   Context = name.str();
-  contextLine(OS, name);
+  ContextPending = true;
+}
+
+void TrainingLogWriter::startObservation() {
+  if (ContextPending)
+    contextLine(OS, Context);
+  ContextPending = false;
+  Last = NextIndex[Context]++;
+  OS << "{\"observation\":" << Last << "}\n";
 }
 
 llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tensors) {
@@ -353,8 +374,7 @@ llvm::Error TrainingLogWriter::observation(llvm::ArrayRef<llvm::StringRef> tenso
     if (tensors[i].size() != Header.Features[i].byteSize())
       return llvm::createStringError("tensor '%s' has %zu bytes, its spec needs %zu", Header.Features[i].Name.c_str(),
                                      tensors[i].size(), Header.Features[i].byteSize());
-  Last = NextIndex[Context]++;
-  OS << "{\"observation\":" << Last << "}\n";
+  startObservation();
   for (llvm::StringRef t : tensors)
     OS << t;
   OS << '\n';

@@ -1,6 +1,7 @@
 #include "mlgo/log/Vocab.h"
 
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/PathComponent.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -10,6 +11,9 @@
 #include <cstdlib>
 
 namespace mlgo {
+namespace {
+constexpr llvm::StringLiteral BucketsSuffix = ".buckets";
+} // namespace
 
 std::string pythonFloatRepr(double value) {
   if (std::isnan(value))
@@ -112,8 +116,16 @@ llvm::Error VocabBuilder::add(TrainingLogReader &reader) {
     if (*event == TrainingLogReader::Event::Header) {
       std::optional<Problem> problem = detectProblem(header);
       targets.clear();
-      for (const TensorSpec &spec : header.Features)
-        targets.push_back(excludedFromVocab(problem, spec.Name) ? nullptr : &Histograms[spec.Name]);
+      for (const TensorSpec &spec : header.Features) {
+        if (excludedFromVocab(problem, spec.Name)) {
+          targets.push_back(nullptr);
+          continue;
+        }
+        // The name becomes <output_dir>/<name>.buckets.
+        if (llvm::Error e = checkPathComponent(spec.Name, "feature name", BucketsSuffix.size()))
+          return llvm::createStringError("%s: %s", reader.name().c_str(), llvm::toString(std::move(e)).c_str());
+        targets.push_back(&Histograms[spec.Name]);
+      }
       continue;
     }
     if (*event != TrainingLogReader::Event::Observation)
@@ -144,13 +156,16 @@ std::vector<std::string> VocabBuilder::approximate() const {
 llvm::Error VocabBuilder::write(llvm::StringRef dir, size_t buckets) const {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create %s: %s", dir.str().c_str(), ec.message().c_str());
+  for (const auto &[name, histogram] : Histograms) // all checked before anything is written
+    if (llvm::Error e = checkPathComponent(name, "feature name", BucketsSuffix.size()))
+      return e;
   for (const auto &[name, histogram] : Histograms) {
     if (histogram.empty())
       continue;
     std::string text;
     for (double edge : histogramQuantiles(histogram, buckets))
       text += pythonFloatRepr(edge) + "\n";
-    if (llvm::Error e = writeFileAtomically(joinPath(dir, name + ".buckets"), text))
+    if (llvm::Error e = writeFileAtomically(joinPath(dir, name + BucketsSuffix.str()), text))
       return e;
   }
   return llvm::Error::success();

@@ -294,3 +294,33 @@ TEST_F(TrainingLogTool, VocabMatchesNumpy) {
 }
 
 } // namespace
+
+namespace {
+
+// Issue 16, defect 5: a feature named ../escaped wrote a file beside the
+// output directory. Now the whole vocab is refused, naming the log, and
+// nothing is written anywhere.
+TEST_F(TrainingLogTool, VocabRefusesFeatureNamesThatAreNotOneFileName) {
+  for (const char *name : {"../escaped", "a/b", "..", "."}) {
+    SCOPED_TRACE(name);
+    LogHeader header;
+    header.Features = {{"fine", ElementType::Int64, {1}, 0}, {name, ElementType::Int64, {1}, 0}};
+    std::string text;
+    {
+      llvm::raw_string_ostream os(text);
+      TrainingLogWriter writer(os, header);
+      writer.switchContext("");
+      EXPECT_FALSE(static_cast<bool>(writer.observation({raw<int64_t>({1}), raw<int64_t>({2})})));
+    }
+    TempDir dir;
+    writeFile(dir / "in/evil.log", text);
+    CommandResult r = run(Tool + " vocab --output_dir=" + quote(dir / "out/vocab") + " " + quote(dir / "in/evil.log"));
+    EXPECT_EQ(r.ExitCode, 1);
+    EXPECT_NE(r.Err.find("evil.log: feature name '" + std::string(name) + "' cannot be used as a file name"),
+              std::string::npos)
+        << r.Err;
+    EXPECT_EQ(listTree(dir.path()), (std::set<std::string>{"in/", "in/evil.log"}));
+  }
+}
+
+} // namespace

@@ -1,4 +1,5 @@
 #include "mlgo/corpus/ModuleNaming.h"
+#include "mlgo/support/PathComponent.h"
 #include "mlgo/support/PathUtil.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,29 @@
 using namespace mlgo;
 
 namespace {
+
+TEST(PathComponent, OnlySingleSafeNames) {
+  for (const std::string &good :
+       std::vector<std::string>{"sroa_savings", "a.b", "..x", "x..", "with space", std::string(247, 'n')})
+    EXPECT_FALSE(static_cast<bool>(checkPathComponent(good, "name", 8))) << good;
+  struct Case {
+    std::string Name, Why;
+  } bad[] = {{"", "empty"},
+             {".", "directory"},
+             {"..", "directory"},
+             {"../x", "'/'"},
+             {"a/b", "'/'"},
+             {"/abs", "'/'"},
+             {std::string("a\0b", 3), "NUL"},
+             {std::string(248, 'n'), "too long"}};
+  for (const Case &c : bad) {
+    llvm::Error e = checkPathComponent(c.Name, "feature name", 8);
+    ASSERT_TRUE(static_cast<bool>(e)) << c.Name;
+    std::string text = llvm::toString(std::move(e));
+    EXPECT_EQ(text.rfind("feature name '", 0), 0u) << text;
+    EXPECT_NE(text.find(c.Why), std::string::npos) << text;
+  }
+}
 
 TEST(PathUtil, JoinHasPythonSemantics) {
   EXPECT_EQ(joinPath("/output/directory", "lib/bar.o"), "/output/directory/lib/bar.o");

@@ -104,6 +104,34 @@ struct Pipe {
   }
 };
 
+// Writes `text` to a pipe in random chunks of 1..maxChunk bytes, so that the
+// reader sees random short reads.
+std::thread feedInRandomChunks(int fd, const std::string &text, size_t maxChunk, unsigned seed) {
+  return std::thread([fd, &text, maxChunk, seed] {
+    std::mt19937 rng(seed);
+    for (size_t off = 0; off < text.size();) {
+      size_t n = std::min<size_t>(1 + rng() % maxChunk, text.size() - off);
+      ssize_t w = ::write(fd, text.data() + off, n);
+      if (w <= 0)
+        break;
+      off += static_cast<size_t>(w);
+    }
+    ::close(fd);
+  });
+}
+
+// Each buffer size takes the reader down other paths: 1 MiB holds the whole
+// log; the smaller ones grow the buffer for the header line, then refill and
+// move it around records that straddle reads (pipe reads are short, random).
+// The sweep over sizes puts record boundaries at every position relative to
+// the buffer's end, so every branch of fill() runs.
+std::vector<size_t> roundTripBufferSizes() {
+  std::vector<size_t> sizes = {TrainingLogReader::DefaultBufferSize, 1, 64};
+  for (size_t size = 290; size < 1500; size += 7)
+    sizes.push_back(size);
+  return sizes;
+}
+
 TEST(TrainingLog, RoundTripEveryTypeAndShapeThroughAPipe) {
   LogHeader header;
   std::vector<ElementType> types = {ElementType::Float, ElementType::Double, ElementType::Int8,  ElementType::UInt8,
@@ -141,44 +169,116 @@ TEST(TrainingLog, RoundTripEveryTypeAndShapeThroughAPipe) {
       }
     }
   }
-  Pipe pipe;
-  std::thread feeder([&] {
-    for (size_t off = 0; off < text.size(); off += 777) // odd-sized writes
-      ASSERT_GT(::write(pipe.Write, text.data() + off, std::min<size_t>(777, text.size() - off)), 0);
-    ::close(pipe.Write);
-  });
-  TrainingLogReader reader(pipe.Read, "pipe", true);
-  size_t observation = 0;
-  std::vector<std::string> seenContexts;
-  std::vector<int64_t> indices;
-  while (true) {
-    auto event = reader.next();
-    ASSERT_TRUE(static_cast<bool>(event)) << llvm::toString(event.takeError());
-    if (*event == TrainingLogReader::Event::End)
+  for (size_t bufferSize : roundTripBufferSizes()) {
+    SCOPED_TRACE("buffer size " + std::to_string(bufferSize));
+    Pipe pipe;
+    std::thread feeder = feedInRandomChunks(pipe.Write, text, 777, static_cast<unsigned>(bufferSize));
+    TrainingLogReader reader(pipe.Read, "pipe", false, bufferSize);
+    size_t observation = 0;
+    std::vector<std::string> seenContexts;
+    std::vector<int64_t> indices;
+    auto readAll = [&] {
+      while (true) {
+        auto event = reader.next();
+        ASSERT_TRUE(static_cast<bool>(event)) << llvm::toString(event.takeError());
+        if (*event == TrainingLogReader::Event::End)
+          break;
+        if (*event == TrainingLogReader::Event::Header) {
+          EXPECT_EQ(reader.header().toLine(), header.toLine());
+        }
+        if (*event == TrainingLogReader::Event::Context)
+          seenContexts.push_back(reader.context());
+        if (*event == TrainingLogReader::Event::Observation) {
+          ASSERT_LT(observation, written.size());
+          for (size_t f = 0; f < header.Features.size(); ++f)
+            ASSERT_EQ(reader.feature(f).str(), written[observation][f])
+                << "observation " << observation << " feature " << f;
+          indices.push_back(reader.observationIndex());
+          ++observation;
+        }
+        if (*event == TrainingLogReader::Event::Outcome) {
+          EXPECT_EQ(header.Score->elementAsInt(reader.outcome(), 0), reader.observationIndex() % 3 * 100 - 1);
+          // The observation is still readable at its outcome.
+          for (size_t f = 0; f < header.Features.size(); ++f)
+            ASSERT_EQ(reader.feature(f).str(), written[observation - 1][f])
+                << "observation " << observation - 1 << " feature " << f << " at its outcome";
+        }
+      }
+    };
+    readAll();
+    ::close(pipe.Read); // also when readAll stopped early: the feeder must not block
+    feeder.join();
+    EXPECT_EQ(observation, written.size());
+    EXPECT_EQ(seenContexts, contexts);
+    // Numbering continues when a context comes back.
+    EXPECT_EQ(indices, (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 1, 2}));
+    EXPECT_EQ(reader.offset(), text.size());
+    if (HasFailure())
       break;
-    if (*event == TrainingLogReader::Event::Header) {
-      EXPECT_EQ(reader.header().toLine(), header.toLine());
-    }
-    if (*event == TrainingLogReader::Event::Context)
-      seenContexts.push_back(reader.context());
-    if (*event == TrainingLogReader::Event::Observation) {
-      ASSERT_LT(observation, written.size());
-      for (size_t f = 0; f < header.Features.size(); ++f)
-        ASSERT_EQ(reader.feature(f).str(), written[observation][f])
-            << "observation " << observation << " feature " << f;
-      indices.push_back(reader.observationIndex());
-      ++observation;
-    }
-    if (*event == TrainingLogReader::Event::Outcome) {
-      EXPECT_EQ(header.Score->elementAsInt(reader.outcome(), 0), reader.observationIndex() % 3 * 100 - 1);
+  }
+}
+
+// Issue 16, defect 6: at an outcome record the reader used to refill its
+// buffer before copying the observation out. Logs far larger than the
+// buffer, arriving in random short reads, with context names longer than the
+// buffer (the grow path), check every observation at its outcome and at the
+// context line after it.
+TEST(TrainingLogReader, ObservationSurvivesRefillMoveAndGrow) {
+  LogHeader header;
+  header.Features = {spec("a", ElementType::Int64, {5}), spec("b", ElementType::Float, {1, 7}),
+                     spec("c", ElementType::UInt8, {3})};
+  header.Score = spec("reward", ElementType::Float);
+  std::mt19937 rng(11);
+  std::vector<std::string> observations;
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    TrainingLogWriter writer(os, header);
+    for (int context = 0; context < 40; ++context) {
+      writer.switchContext("function_" + std::string(rng() % 300, 'x') + std::to_string(context));
+      for (int i = 0, n = 1 + rng() % 30; i < n; ++i) {
+        std::string bytes(header.observationBytes(), '\0');
+        for (char &c : bytes)
+          c = static_cast<char>(rng() % 4 == 0 ? '\n' : rng());
+        ASSERT_FALSE(static_cast<bool>(writer.observationRaw({bytes})));
+        ASSERT_FALSE(static_cast<bool>(writer.outcome(bytesOf<float>({static_cast<float>(i)}))));
+        observations.push_back(bytes);
+      }
     }
   }
-  feeder.join();
-  EXPECT_EQ(observation, written.size());
-  EXPECT_EQ(seenContexts, contexts);
-  // Numbering continues when a context comes back.
-  EXPECT_EQ(indices, (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 1, 2}));
-  EXPECT_EQ(reader.offset(), text.size());
+  ASSERT_GT(text.size(), size_t(50000));
+  for (size_t bufferSize : {size_t(1), size_t(16), size_t(61), size_t(200), size_t(4096)}) {
+    SCOPED_TRACE("buffer size " + std::to_string(bufferSize));
+    Pipe pipe;
+    std::thread feeder = feedInRandomChunks(pipe.Write, text, 97, static_cast<unsigned>(bufferSize));
+    TrainingLogReader reader(pipe.Read, "pipe", false, bufferSize);
+    size_t seen = 0, checked = 0;
+    while (true) {
+      auto event = reader.next();
+      if (!event) {
+        ADD_FAILURE() << llvm::toString(event.takeError());
+        break;
+      }
+      if (*event == TrainingLogReader::Event::End)
+        break;
+      if (*event == TrainingLogReader::Event::Observation)
+        ++seen;
+      if (seen == 0 || *event == TrainingLogReader::Event::Header)
+        continue;
+      // At the observation, its outcome and the next context line alike.
+      if (hex(reader.observation()) != hex(observations[seen - 1])) {
+        ADD_FAILURE() << "observation " << seen - 1 << " changed at a "
+                      << (*event == TrainingLogReader::Event::Outcome ? "outcome" : "later") << " event";
+        break;
+      }
+      ++checked;
+    }
+    ::close(pipe.Read); // a reader that stopped early must not leave the feeder blocked
+    feeder.join();
+    EXPECT_EQ(seen, observations.size());
+    EXPECT_GT(checked, 2 * observations.size());
+    EXPECT_EQ(reader.offset(), text.size());
+  }
 }
 
 std::string readError(const std::string &text) {
@@ -233,6 +333,39 @@ TEST(TrainingLogReader, RejectsMalformedInputWithOffset) {
       EXPECT_NE(error.find("at byte "), std::string::npos) << error;
     }
   }
+}
+
+// Issue 16, defect 4: tensor sizes from a hostile header. [2^62] int64 used
+// to wrap to 0 bytes; [10^12] threw std::bad_alloc.
+TEST(TrainingLogReader, RejectsHeadersWithHugeTensors) {
+  auto headerWith = [](const std::string &features) { return "{\"features\":[" + features + "]}\n"; };
+  auto tensor = [](const std::string &type, const std::string &shape) {
+    return R"({"name":"t","type":")" + type + R"(","port":0,"shape":)" + shape + "}";
+  };
+  std::string ctx = "{\"context\":\"\"}\n{\"observation\":0}\n\n";
+  struct Case {
+    std::string Text, Expected;
+  } cases[] = {
+      {headerWith(tensor("int64_t", "[4611686018427387904]")) + ctx, "is larger than the limit"},
+      {headerWith(tensor("int64_t", "[2305843009213693952,8]")) + ctx, "is larger than the limit"},
+      {headerWith(tensor("float", "[1000000000000]")) + ctx, "is larger than the limit"},
+      {headerWith(tensor("uint8_t", "[65536,65536,65536,65536,0]")) + ctx, "is larger than the limit"},
+      {headerWith(tensor("int64_t", "[18446744073709551615]")), "bad shape"},
+      {headerWith(tensor("int64_t", "[33554432]") + "," + tensor("int64_t", "[33554432]")) + ctx,
+       "more than the limit of 268435456 bytes per observation"},
+  };
+  for (const Case &c : cases) {
+    std::string error = readError(c.Text);
+    EXPECT_NE(error.find("at byte 0: "), std::string::npos) << error;
+    EXPECT_NE(error.find(c.Expected), std::string::npos) << "got: " << error << "\nexpected: " << c.Expected;
+  }
+  // At the limit is fine: a zero dimension, and one tensor of exactly 256 MiB declared (not read).
+  EXPECT_EQ(readError(headerWith(tensor("int64_t", "[0,4611686018427387904]")) + "{\"context\":\"\"}\n" +
+                      "{\"observation\":0}\n\n"),
+            "");
+  auto exact = TensorSpec::fromJson(nlohmann::json::parse(tensor("int64_t", "[33554432]")));
+  ASSERT_TRUE(static_cast<bool>(exact));
+  EXPECT_EQ(exact->byteSize(), MaxTensorBytes);
 }
 
 TEST(TFRecord, Crc32cVectors) {

@@ -197,7 +197,8 @@ int main(int argc, char **argv) {
   }
   char rate[64];
   std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
-  log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok, " +
+  log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok (" +
+            std::to_string(summary->WithoutLog) + " without decisions, so without a log), " +
             std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
             std::to_string(summary->Decisions) + " decisions this run (" + rate +
             "/s). Journal: " + harvestJournalPath(o.OutputDir));

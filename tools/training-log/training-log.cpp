@@ -1,19 +1,18 @@
 // training-log: read, check and convert MLGO training logs.
 #include "mlgo/log/DatasetFile.h"
+#include "mlgo/log/LogCheck.h"
 #include "mlgo/log/LogDataset.h"
+#include "mlgo/log/LogDump.h"
+#include "mlgo/log/LogInputs.h"
+#include "mlgo/log/LogStats.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/log/Vocab.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
-#include "mlgo/support/DirectoryWalk.h"
-#include "mlgo/support/PathUtil.h"
 
-#include <cmath>
 #include <cstdio>
-#include <limits>
-#include <map>
-#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace mlgo;
 
@@ -21,56 +20,7 @@ namespace {
 
 void fail(const std::string &message) { std::fprintf(stderr, "training-log: error: %s\n", message.c_str()); }
 
-// Log files named directly, or every *.log below a named directory (sorted).
-llvm::Expected<std::vector<std::string>> expandInputs(const std::vector<std::string> &paths) {
-  std::vector<std::string> files;
-  for (const std::string &path : paths) {
-    struct stat st;
-    if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      if (llvm::Error e = walkMatching(path, {".log"}, [&](const WalkEntry &entry) {
-            if (!entry.IsDirectory)
-              files.push_back(joinPath(path, entry.Relative));
-          }))
-        return e;
-    } else {
-      files.push_back(path);
-    }
-  }
-  return files;
-}
-
 void writeOut(const std::string &text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
-nlohmann::ordered_json tensorJson(const TensorSpec &spec, llvm::StringRef bytes) {
-  auto element = [&](size_t i) -> nlohmann::ordered_json {
-    if (isFloatingPoint(spec.Type))
-      return spec.elementAsDouble(bytes, i);
-    if (spec.Type == ElementType::UInt64)
-      return static_cast<uint64_t>(spec.elementAsInt(bytes, i));
-    return spec.elementAsInt(bytes, i);
-  };
-  if (spec.elementCount() == 1)
-    return element(0);
-  nlohmann::ordered_json values = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < spec.elementCount(); ++i)
-    values.push_back(element(i));
-  return values;
-}
-
-std::string csvValue(const TensorSpec &spec, llvm::StringRef bytes, size_t i) {
-  if (!isFloatingPoint(spec.Type))
-    return std::to_string(spec.elementAsInt(bytes, i));
-  return pythonFloatRepr(spec.elementAsDouble(bytes, i));
-}
-
-std::string csvQuote(const std::string &s) {
-  if (s.find_first_of(",\"\n") == std::string::npos)
-    return s;
-  std::string out = "\"";
-  for (char c : s)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 int dump(const std::string &path, const std::string &format) {
   auto reader = TrainingLogReader::open(path);
@@ -78,242 +28,53 @@ int dump(const std::string &path, const std::string &format) {
     fail(llvm::toString(reader.takeError()));
     return 1;
   }
-  std::optional<nlohmann::ordered_json> pending; // an observation waiting for its outcome
-  std::string pendingCsv;
-  auto flush = [&] {
-    if (pending)
-      writeOut(pending->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    if (!pendingCsv.empty())
-      writeOut(pendingCsv + (format == "csv" && (*reader)->header().Score ? "," : "") + "\n");
-    pending.reset();
-    pendingCsv.clear();
-  };
-  while (true) {
-    auto event = (*reader)->next();
-    if (!event) {
-      flush();
-      fail(llvm::toString(event.takeError()));
-      return 1;
-    }
-    const LogHeader &header = (*reader)->header();
-    switch (*event) {
-    case TrainingLogReader::Event::End:
-      flush();
-      return 0;
-    case TrainingLogReader::Event::Header:
-      flush();
-      if (format == "csv") {
-        std::string row = "context,observation";
-        for (const TensorSpec &spec : header.Features)
-          for (size_t i = 0, n = spec.elementCount(); i < n; ++i)
-            row += "," + csvQuote(n == 1 ? spec.Name : spec.Name + "[" + std::to_string(i) + "]");
-        if (header.Score)
-          row += "," + csvQuote(header.Score->Name);
-        writeOut(row + "\n");
-      }
-      break;
-    case TrainingLogReader::Event::Context:
-      flush();
-      break;
-    case TrainingLogReader::Event::Observation:
-      flush();
-      if (format == "csv") {
-        pendingCsv = csvQuote((*reader)->context()) + "," + std::to_string((*reader)->observationIndex());
-        for (size_t f = 0; f < header.Features.size(); ++f)
-          for (size_t i = 0; i < header.Features[f].elementCount(); ++i)
-            pendingCsv += "," + csvValue(header.Features[f], (*reader)->feature(f), i);
-      } else {
-        nlohmann::ordered_json row;
-        row["context"] = (*reader)->context();
-        row["observation"] = (*reader)->observationIndex();
-        for (size_t f = 0; f < header.Features.size(); ++f)
-          row[header.Features[f].Name] = tensorJson(header.Features[f], (*reader)->feature(f));
-        pending = std::move(row);
-      }
-      break;
-    case TrainingLogReader::Event::Outcome:
-      if (pending)
-        (*pending)["outcome"] = tensorJson(*header.Score, (*reader)->outcome());
-      if (!pendingCsv.empty()) {
-        writeOut(pendingCsv + "," + csvValue(*header.Score, (*reader)->outcome(), 0) + "\n");
-        pendingCsv.clear();
-      }
-      flush();
-      break;
-    }
+  llvm::raw_fd_ostream out(STDOUT_FILENO, /*shouldClose=*/false);
+  llvm::Error e = dumpLog(**reader, format == "csv" ? DumpFormat::Csv : DumpFormat::JsonLines, out);
+  out.flush();
+  if (e) {
+    fail(llvm::toString(std::move(e)));
+    return 1;
   }
+  return 0;
 }
-
-struct FeatureStats {
-  double Min = std::numeric_limits<double>::infinity(), Max = -std::numeric_limits<double>::infinity(), Sum = 0;
-  uint64_t Count = 0;
-};
 
 int stats(const std::vector<std::string> &files, bool json) {
-  size_t contexts = 0, observations = 0, outcomes = 0, streams = 0;
-  std::set<std::string> contextNames;
-  std::vector<std::string> order;
-  std::map<std::string, FeatureStats> features;
-  std::string decisionName;
-  std::map<int64_t, uint64_t> decisions;
-  int status = 0;
-  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  LogStats stats;
   for (const std::string &file : files) {
     auto reader = TrainingLogReader::open(file);
-    if (!reader) {
-      errors.push_back(llvm::toString(reader.takeError()));
-      status = 1;
-      continue;
-    }
-    std::optional<size_t> decision;
-    while (true) {
-      auto event = (*reader)->next();
-      if (!event) {
-        errors.push_back(llvm::toString(event.takeError()));
-        status = 1;
-        break;
-      }
-      if (*event == TrainingLogReader::Event::End)
-        break;
-      const LogHeader &header = (*reader)->header();
-      if (*event == TrainingLogReader::Event::Header) {
-        ++streams;
-        for (const char *name : {"inlining_decision", "index_to_evict", "priority"})
-          if ((decision = header.find(name))) {
-            decisionName = name;
-            break;
-          }
-        for (const TensorSpec &spec : header.Features)
-          if (!features.count(spec.Name))
-            order.push_back(spec.Name), features[spec.Name];
-      } else if (*event == TrainingLogReader::Event::Context) {
-        ++contexts;
-        contextNames.insert(file + "\n" + (*reader)->context());
-      } else if (*event == TrainingLogReader::Event::Observation) {
-        ++observations;
-        for (size_t f = 0; f < header.Features.size(); ++f) {
-          const TensorSpec &spec = header.Features[f];
-          FeatureStats &s = features[spec.Name];
-          llvm::StringRef bytes = (*reader)->feature(f);
-          for (size_t i = 0, n = spec.elementCount(); i < n; ++i) {
-            double v = spec.elementAsDouble(bytes, i);
-            s.Min = std::min(s.Min, v);
-            s.Max = std::max(s.Max, v);
-            s.Sum += v;
-            ++s.Count;
-          }
-        }
-        if (decision && !isFloatingPoint(header.Features[*decision].Type))
-          ++decisions[header.Features[*decision].elementAsInt((*reader)->feature(*decision), 0)];
-      } else {
-        ++outcomes;
-      }
-    }
-  }
-  nlohmann::ordered_json out;
-  out["files"] = files.size();
-  out["streams"] = streams;
-  out["context_records"] = contexts;
-  out["contexts"] = contextNames.size();
-  out["observations"] = observations;
-  out["outcomes"] = outcomes;
-  nlohmann::ordered_json perFeature = nlohmann::ordered_json::object();
-  for (const std::string &name : order) {
-    const FeatureStats &s = features[name];
-    perFeature[name] =
-        s.Count ? nlohmann::ordered_json{{"min", s.Min}, {"max", s.Max}, {"mean", s.Sum / s.Count}, {"values", s.Count}}
-                : nlohmann::ordered_json{{"values", 0}};
-  }
-  out["features"] = perFeature;
-  nlohmann::ordered_json histogram = nlohmann::ordered_json::object();
-  for (const auto &[value, count] : decisions)
-    histogram[std::to_string(value)] = count;
-  out["decision"] = {{"name", decisionName}, {"histogram", histogram}};
-  out["errors"] = errors;
-  if (json) {
-    writeOut(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    return status;
-  }
-  std::string text = "files: " + std::to_string(files.size()) + ", streams: " + std::to_string(streams) +
-                     ", contexts: " + std::to_string(contextNames.size()) +
-                     ", observations: " + std::to_string(observations) + ", outcomes: " + std::to_string(outcomes) +
-                     "\n";
-  char line[256];
-  std::snprintf(line, sizeof(line), "%-40s %14s %14s %14s\n", "feature", "min", "max", "mean");
-  text += line;
-  for (const std::string &name : order) {
-    const FeatureStats &s = features[name];
-    if (s.Count)
-      std::snprintf(line, sizeof(line), "%-40s %14.6g %14.6g %14.6g\n", name.c_str(), s.Min, s.Max, s.Sum / s.Count);
+    if (reader)
+      stats.add(**reader);
     else
-      std::snprintf(line, sizeof(line), "%-40s %14s %14s %14s\n", name.c_str(), "-", "-", "-");
-    text += line;
+      stats.addError(llvm::toString(reader.takeError()));
   }
-  if (!decisionName.empty()) {
-    text += "decision " + decisionName + ":";
-    for (const auto &[value, count] : decisions)
-      text += " " + std::to_string(value) + "=" + std::to_string(count);
-    text += "\n";
+  if (json) {
+    writeOut(stats.toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  } else {
+    writeOut(stats.toText());
+    for (const std::string &e : stats.errors())
+      fail(e);
   }
-  writeOut(text);
-  for (const auto &e : errors)
-    fail(e.get<std::string>());
-  return status;
+  return stats.errors().empty() ? 0 : 1;
 }
 
-int validate(const std::vector<std::string> &files) {
+int validate(const std::vector<std::string> &files, bool lenient) {
   int status = 0;
   for (const std::string &file : files) {
     auto reader = TrainingLogReader::open(file);
-    if (!reader) {
-      fail(llvm::toString(reader.takeError()));
+    auto check = reader ? checkLog(**reader, !lenient) : llvm::Expected<LogCheck>(reader.takeError());
+    if (!check) {
+      fail(llvm::toString(check.takeError()));
       status = 1;
       continue;
     }
-    size_t observations = 0, contexts = 0;
-    while (true) {
-      auto event = (*reader)->next();
-      if (!event) {
-        fail(llvm::toString(event.takeError()));
-        status = 1;
-        break;
-      }
-      if (*event == TrainingLogReader::Event::End) {
-        writeOut("ok: " + file + ": " + std::to_string((*reader)->streams()) + " stream(s), " +
-                 std::to_string(contexts) + " context record(s), " + std::to_string(observations) +
-                 " observation(s), " + std::to_string((*reader)->offset()) + " bytes\n");
-        break;
-      }
-      observations += *event == TrainingLogReader::Event::Observation;
-      contexts += *event == TrainingLogReader::Event::Context;
-    }
+    writeOut("ok: " + file + ": " + check->describe() + "\n");
   }
   return status;
-}
-
-llvm::Expected<RewardPolicy> parseReward(const std::string &text) {
-  RewardPolicy policy;
-  llvm::StringRef t = text;
-  if (t == "zero")
-    return policy;
-  if (t == "score") {
-    policy.How = RewardPolicy::Mode::Score;
-    return policy;
-  }
-  if (t.consume_front("constant:")) {
-    double value;
-    if (!t.getAsDouble(value)) {
-      policy.How = RewardPolicy::Mode::Constant;
-      policy.Value = static_cast<float>(value);
-      return policy;
-    }
-  }
-  return llvm::createStringError("--reward must be zero, score or constant:X, not '%s'", text.c_str());
 }
 
 int toTFRecord(const std::vector<std::string> &files, const std::string &output, const std::string &rewardText,
                const std::string &keysFile) {
-  auto reward = parseReward(rewardText);
+  auto reward = RewardPolicy::parse(rewardText);
   if (!reward) {
     fail(llvm::toString(reward.takeError()));
     return 2;
@@ -384,8 +145,13 @@ int main(int argc, char **argv) {
   statsCmd->add_flag("--json", statsJson, "Print JSON (corpus_formats/training_log_stats.schema.json).");
 
   std::vector<std::string> validateLogs;
-  CLI::App *validateCmd = app.add_subcommand("validate", "Exit 0 only if every log parses completely.");
+  bool lenient = false;
+  CLI::App *validateCmd = app.add_subcommand("validate", "Exit 0 only if every log parses completely and (unless "
+                                                         "--lenient) every context line has an observation after it.");
   validateCmd->add_option("LOG", validateLogs, "Log files, or directories of *.log files.")->required();
+  validateCmd->add_flag("--lenient", lenient,
+                        "Accept context lines without observations (LLVM's development-mode regalloc logs have "
+                        "them; LLVM's log_reader.py fails on them).");
 
   std::vector<std::string> recordLogs;
   std::string output, reward = "zero", keysFile;
@@ -421,7 +187,7 @@ int main(int argc, char **argv) {
                                      : *validateCmd ? &validateLogs
                                      : *recordCmd   ? &recordLogs
                                                     : &vocabLogs;
-  auto files = expandInputs(*inputs);
+  auto files = expandLogInputs(*inputs);
   if (!files) {
     fail(llvm::toString(files.takeError()));
     return 1;
@@ -429,7 +195,7 @@ int main(int argc, char **argv) {
   if (*statsCmd)
     return stats(*files, statsJson);
   if (*validateCmd)
-    return validate(*files);
+    return validate(*files, lenient);
   if (*recordCmd)
     return toTFRecord(*files, output, reward, keysFile);
   return vocab(*files, vocabDir, buckets);

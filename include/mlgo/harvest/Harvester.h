@@ -35,6 +35,7 @@ struct HarvestOptions {
 
 struct HarvestSummary {
   size_t Planned = 0, Ok = 0, Failed = 0, TimedOut = 0, Skipped = 0;
+  size_t WithoutLog = 0; // ok modules with no decision: no log file is written
   size_t Decisions = 0;
   double Seconds = 0;
   bool Interrupted = false;

@@ -20,6 +20,9 @@ struct RewardPolicy {
   };
   Mode How = Mode::Zero;
   float Value = 0;
+
+  /// "zero", "score" or "constant:X" (training-log's --reward).
+  static llvm::Expected<RewardPolicy> parse(llvm::StringRef text);
 };
 
 struct DatasetRecord {

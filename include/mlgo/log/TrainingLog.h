@@ -19,6 +19,9 @@
 
 namespace mlgo {
 
+/// The most tensor bytes one observation may hold (all features together).
+constexpr uint64_t MaxObservationBytes = uint64_t(1) << 28;
+
 struct LogHeader {
   std::vector<TensorSpec> Features;
   std::optional<TensorSpec> Score;  // present when outcomes (rewards) are logged
@@ -27,6 +30,7 @@ struct LogHeader {
   size_t observationBytes() const;
   /// The header line as LLVM writes it, including its newline.
   std::string toLine() const;
+  /// Rejects headers whose observation would exceed MaxObservationBytes.
   static llvm::Expected<LogHeader> fromLine(llvm::StringRef line);
   /// The index of the feature called `name`, if any.
   std::optional<size_t> find(llvm::StringRef name) const;
@@ -41,8 +45,11 @@ public:
 
   /// `path` "-" reads standard input.
   static llvm::Expected<std::unique_ptr<TrainingLogReader>> open(llvm::StringRef path);
-  /// Reads from `fd`; closes it on destruction when `owned`.
-  TrainingLogReader(int fd, std::string name, bool owned);
+  static constexpr size_t DefaultBufferSize = 1 << 20;
+
+  /// Reads from `fd`; closes it on destruction when `owned`. The buffer
+  /// starts at `bufferSize` bytes and grows for longer JSON lines.
+  TrainingLogReader(int fd, std::string name, bool owned, size_t bufferSize = DefaultBufferSize);
   ~TrainingLogReader();
   TrainingLogReader(const TrainingLogReader &) = delete;
   TrainingLogReader &operator=(const TrainingLogReader &) = delete;
@@ -55,18 +62,26 @@ public:
   const std::string &context() const { return Context; }
   /// The number of the current observation (or of the outcome just read).
   int64_t observationIndex() const { return Index; }
-  /// Feature `i` of the current observation, raw native-endian bytes.
+  /// Feature `i` of the current observation, raw native-endian bytes. The
+  /// observation's bytes stay valid until the next Observation or Header
+  /// event, also across the Outcome and Context events that follow it: the
+  /// reader copies them out before it refills, moves or grows its buffer.
   llvm::StringRef feature(size_t i) const {
     return llvm::StringRef(ObservationData + Offsets[i], Header.Features[i].byteSize());
   }
   llvm::StringRef observation() const { return llvm::StringRef(ObservationData, ObservationSize); }
+  /// The score bytes of the Outcome event just read; valid until the next
+  /// Outcome or Header event.
   llvm::StringRef outcome() const { return llvm::StringRef(OutcomeData, Outcome.size()); }
   uint64_t offset() const { return Consumed; }
   size_t streams() const { return Streams; }
   const std::string &name() const { return Name; }
 
 private:
+  /// Reads more input; may move, grow or overwrite the buffer, so it first
+  /// copies any record the accessors still point at into its scratch.
   llvm::Error fill();
+  void preserve(const char *&data, std::vector<char> &scratch);
   /// The next line without its newline, valid until the next read; nullopt
   /// at a clean end of input.
   llvm::Expected<std::optional<llvm::StringRef>> readLine();
@@ -111,6 +126,9 @@ public:
   TrainingLogWriter(llvm::raw_ostream &os, LogHeader header);
 
   /// Starts (or returns to) a context; observation numbers continue per name.
+  /// The context line is written with the context's first observation, so a
+  /// context without observations leaves no line: LLVM's log_reader.py and
+  /// readers built like it expect an observation after every context line.
   void switchContext(llvm::StringRef name);
   /// Writes one observation: `tensors` in header order, each of its spec's size.
   llvm::Error observation(llvm::ArrayRef<llvm::StringRef> tensors);
@@ -126,7 +144,10 @@ public:
 private:
   llvm::raw_ostream &OS;
   LogHeader Header;
+  void startObservation();
+
   std::string Context;
+  bool ContextPending = false; // switchContext called, line not yet written
   std::map<std::string, int64_t> NextIndex;
   int64_t Last = -1;
   size_t ObservationBytes = 0;
