@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const mlgo::ModuleOutcome &a = records[i], &b = back[i];
     FUZZ_CHECK(a.Input == b.Input && a.Member == b.Member && a.Name == b.Name && a.Status == b.Status &&
                    a.Reason == b.Reason && a.InputSize == b.InputSize && a.InputMtimeNs == b.InputMtimeNs,
-               "record " + std::to_string(i) + " differs after a round trip: " +
-                   mlgo::jsonLine(mlgo::journalRecord(a)));
+               "record " + std::to_string(i) +
+                   " differs after a round trip: " + mlgo::jsonLine(mlgo::journalRecord(a)));
   }
   return 0;
 }

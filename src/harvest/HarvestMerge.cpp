@@ -50,6 +50,22 @@ std::map<std::string, JournalLine> readJournal(const std::string &path, const ch
   return latest;
 }
 
+// The options header line of a journal ({"options": {...}}, line 1), byte
+// for byte, or "" when the journal has none.
+std::string journalHeader(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return "";
+  llvm::StringRef first = (*buffer)->getBuffer().split('\n').first;
+  try {
+    Json j = Json::parse(first);
+    if (j.is_object() && j.size() == 1 && j.contains("options"))
+      return first.str();
+  } catch (const nlohmann::json::exception &) {
+  }
+  return "";
+}
+
 std::string logIn(llvm::StringRef harvestDir, const std::string &module) {
   return joinPath(joinPath(harvestDir, "logs"), module + ".log");
 }
@@ -57,6 +73,8 @@ std::string logIn(llvm::StringRef harvestDir, const std::string &module) {
 // A finished module whose journal line promises a log: ok, with decisions
 // made over a stream (regalloc modules without function bodies have none).
 bool promisesLog(const Json &j) {
+  if (j.contains("log_written") && j["log_written"].is_boolean())
+    return j["log_written"].get<bool>();
   return j.value("status", "") == "ok" && j.value("streams", 1) > 0 && j.value("decisions", 1) > 0;
 }
 
@@ -67,8 +85,9 @@ struct Shard {
   std::optional<Json> Summary;
   std::map<std::string, JournalLine> Journal;
   std::map<std::string, JournalLine> DefaultSizes;
-  std::vector<std::string> Absent;  // planned modules without a finished record
-  std::set<std::string> LogMissing; // of which: an ok journal line, but no log
+  std::string JournalHeader, DefaultSizesHeader; // the options lines, as written
+  std::vector<std::string> Absent;               // planned modules without a finished record
+  std::set<std::string> LogMissing;              // of which: an ok journal line, but no log
 };
 
 std::string listAbsent(const Shard &shard, size_t limit = 20) {
@@ -113,6 +132,7 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
   }
   std::string journalPath = joinPath(shard.Dir, "harvest.jsonl");
   shard.Journal = readJournal(journalPath, "module");
+  shard.JournalHeader = journalHeader(journalPath);
   for (auto &[name, line] : shard.Journal)
     if (!position.count(name))
       return llvm::createStringError("%s: module '%s' is not in %s of this selection (other --modules_filter, "
@@ -120,6 +140,7 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
                                      "directories are out of order)",
                                      journalPath.c_str(), name.c_str(), shardName(shard, count).c_str());
   shard.DefaultSizes = readJournal(joinPath(shard.Dir, "default_sizes.jsonl"), "module");
+  shard.DefaultSizesHeader = journalHeader(joinPath(shard.Dir, "default_sizes.jsonl"));
   // Plan order, so error messages list modules as the harvest runs them.
   std::vector<std::pair<size_t, std::string>> ordered;
   for (auto &[name, p] : position)
@@ -362,7 +383,22 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   if (llvm::Error e = ensureDirectory(joinPath(staging, "logs")))
     return e;
 
-  std::string journal, defaultSizes;
+  // Every shard harvested with the same options (the journal header says
+  // which); the merged journal and cache carry that header, as one run's do.
+  std::string journal, defaultSizes, header, sizesHeader;
+  for (const Shard &shard : shards) {
+    if (!shard.Exists)
+      continue;
+    if (header.empty())
+      header = shard.JournalHeader;
+    else if (!shard.JournalHeader.empty() && shard.JournalHeader != header)
+      return llvm::createStringError("%s was harvested with other options than the shards before it: %s against %s",
+                                     shardName(shard, count).c_str(), shard.JournalHeader.c_str(), header.c_str());
+    if (sizesHeader.empty())
+      sizesHeader = shard.DefaultSizesHeader;
+  }
+  if (!header.empty())
+    journal = header + "\n";
   std::vector<const JournalLine *> lines;
   std::map<std::string, const JournalLine *> records;
   for (size_t p = 0; p < plan->size(); ++p) {
@@ -387,7 +423,8 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "harvest.jsonl"), journal))
     return e;
   if (!defaultSizes.empty())
-    if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"), defaultSizes))
+    if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"),
+                                            (sizesHeader.empty() ? "" : sizesHeader + "\n") + defaultSizes))
       return e;
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))

@@ -452,7 +452,7 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
     j["clang_path"] = o.Compiler.Clang;
   if (!o.Compiler.ExtraFlags.empty())
     j["extra_compiler_flags"] = o.Compiler.ExtraFlags;
-  j["mode"] = o.Mode == AdvisorMode::Interactive ? "interactive" : "development";
+  j["mode"] = modeName(o.Mode);
   j["policy"] = o.Policy.describe();
   return j;
 }

@@ -43,6 +43,7 @@ std::string pluginPolicy(const PolicySpec &policy) {
   case PolicySpec::Kind::InProcess:
     return policy.InProcess;
   case PolicySpec::Kind::Exec:
+  case PolicySpec::Kind::TFLite:
   case PolicySpec::Kind::Model:
     return "";
   }

@@ -65,7 +65,8 @@ std::vector<nlohmann::json> journal(const std::string &out) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(readFile(out + "/harvest.jsonl"));
   for (std::string l; std::getline(in, l);)
-    lines.push_back(nlohmann::json::parse(l));
+    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
+      lines.push_back(std::move(j));
   return lines;
 }
 

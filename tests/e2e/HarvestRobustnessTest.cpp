@@ -50,7 +50,8 @@ std::map<std::string, nlohmann::json> byModule(const std::string &out) {
   std::map<std::string, nlohmann::json> m;
   std::istringstream in(readFile(out + "/harvest.jsonl"));
   for (std::string l; std::getline(in, l);)
-    m[nlohmann::json::parse(l)["module"].get<std::string>()] = nlohmann::json::parse(l);
+    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
+      m[j["module"].get<std::string>()] = j;
   return m;
 }
 

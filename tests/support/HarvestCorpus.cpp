@@ -1,4 +1,5 @@
 #include "HarvestCorpus.h"
+#include <algorithm>
 
 #include "TestSupport.h"
 
@@ -32,12 +33,17 @@ std::string makeHarvestCorpus(const std::string &dir, int count) {
 
 std::string journalWithoutTimings(const std::string &harvestDir) {
   std::istringstream in(readFile(harvestDir + "/harvest.jsonl"));
-  std::string out;
+  // Sorted: a run appends records as modules finish, in no fixed order.
+  std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::ordered_json::parse(line);
     j.erase("seconds");
-    out += j.dump() + "\n";
+    lines.push_back(j.dump() + "\n");
   }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const std::string &line : lines)
+    out += line;
   return out;
 }
 

@@ -151,8 +151,8 @@ int main(int argc, char **argv) {
   o.ModeReason = choice->Reason;
   o.PluginPath = pluginPath;
   log::info(std::string("compiler: ") + tool + " (LLVM " + std::to_string(caps->MajorVersion) + "), " +
-            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " + modeName(o.Mode) +
-            " mode (" + o.ModeReason + ")");
+            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " + modeName(o.Mode) + " mode (" +
+            o.ModeReason + ")");
   if (mode == "auto" && !choice->PluginFallback.empty() && o.Decisions == Problem::Inliner)
     log::warning("not using the in-process plugin: " + choice->PluginFallback);
   if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
@@ -160,8 +160,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
-    log::error(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
-                      "--mode=interactive");
+    if (o.Policy.How == PolicySpec::Kind::Model)
+      log::error("--policy=model:DIR needs a development-mode (TFLite) LLVM, and " + tool +
+                 " has none; evaluate the same directory natively instead: --policy=tflite:DIR");
+    else
+      log::error(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
+                        "--mode=interactive");
     return 1;
   }
   if (o.Mode == AdvisorMode::Interactive) {
