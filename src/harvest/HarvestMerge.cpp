@@ -1,4 +1,5 @@
 #include "mlgo/harvest/HarvestMerge.h"
+#include "mlgo/support/Version.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/log/LogDataset.h"
@@ -227,10 +228,11 @@ llvm::Expected<std::string> dataset(Problem problem, const std::string &dir, con
 // seconds, the largest RSS, the total CPU time).
 Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vector<Shard> &shards, size_t planned,
                    const std::vector<const JournalLine *> &lines, const MergeResult &result) {
-  size_t ok = 0, failed = 0, timedOut = 0, decisions = 0;
+  size_t ok = 0, failed = 0, timedOut = 0, decisions = 0, withoutLog = 0;
   for (const JournalLine *line : lines) {
     std::string status = line->Value.value("status", "");
     ok += status == "ok", failed += status == "failed", timedOut += status == "timeout";
+    withoutLog += status == "ok" && !line->Value.value("log_written", true);
     decisions += line->Value.value("decisions", size_t(0));
   }
   double seconds = 0, cpu = 0;
@@ -242,12 +244,15 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
       rss = std::max(rss, shard.Summary->value("harvester_peak_rss_kb", int64_t(0)));
     }
   Json j;
+  j["mlgo_version"] = versionString();
   j["corpus"] = o.CorpusDir;
-  for (const char *key : {"problem", "compiler", "mode", "policy"})
-    j[key] = settings[key];
+  for (const char *key : {"problem", "compiler", "mode", "mode_reason", "policy"})
+    if (settings.contains(key))
+      j[key] = settings[key];
   j["shard"] = "0/1";
   j["interrupted"] = false;
-  j["modules"] = {{"planned", planned}, {"ok", ok}, {"failed", failed}, {"timeout", timedOut}, {"skipped_done", 0}};
+  j["modules"] = {{"planned", planned}, {"ok", ok}, {"failed", failed}, {"timeout", timedOut}, {"skipped_done", 0},
+                  {"without_log", withoutLog}};
   j["decisions"] = decisions;
   j["seconds"] = seconds;
   j["decisions_per_second"] = seconds > 0 ? decisions / seconds : 0.0;
