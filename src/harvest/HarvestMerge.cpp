@@ -180,6 +180,9 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
         return llvm::createStringError("shards disagree: %s has %s %s, %s has %s", first->Dir.c_str(), key,
                                        (*settings)[key].dump().c_str(), shard.Dir.c_str(), mine[key].dump().c_str());
   }
+  // Why the mode ran: the same probe on every shard; the first one's words.
+  if (settings && first->Summary->contains("mode_reason"))
+    (*settings)["mode_reason"] = (*first->Summary)["mode_reason"];
   if (!settings)
     return llvm::createStringError("no shard has a summary.json (harvest-logs writes it when a shard ends): "
                                    "nothing tells which problem and policy were harvested");
@@ -251,8 +254,8 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
       j[key] = settings[key];
   j["shard"] = "0/1";
   j["interrupted"] = false;
-  j["modules"] = {{"planned", planned}, {"ok", ok}, {"failed", failed}, {"timeout", timedOut}, {"skipped_done", 0},
-                  {"without_log", withoutLog}};
+  j["modules"] = {{"planned", planned},  {"ok", ok},          {"failed", failed},
+                  {"timeout", timedOut}, {"skipped_done", 0}, {"without_log", withoutLog}};
   j["decisions"] = decisions;
   j["seconds"] = seconds;
   j["decisions_per_second"] = seconds > 0 ? decisions / seconds : 0.0;

@@ -556,8 +556,14 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         Policy &policy = *policies[slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers];
         size_t i = todo[k];
         ModuleRecord record = harvest.harvest((*plan)[i], i, policy);
-        if (record.Status == "interrupted")
-          return; // not recorded: redone on resume
+        if (record.Status == "interrupted") {
+          // Not recorded: redone on resume. A log already moved into place
+          // (the signal came during the reward's compile) goes too, so that
+          // the journal describes every log in the directory.
+          if (record.LogWritten)
+            llvm::sys::fs::remove(logPath(options, record.Module));
+          return;
+        }
         if (llvm::Error e = journal.append(record.toJson()))
           harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
 

@@ -332,10 +332,10 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0); // a process group of its own, as a shell's job: Ctrl-C signals all of it
-    std::string cmd = "exec " +
-                      harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) +
-                                       " --compilation_timeout=60") +
-                      " 2>" + quote(capture / "err");
+    std::string cmd =
+        "exec " +
+        harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60") +
+        " 2>" + quote(capture / "err");
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }
@@ -366,7 +366,11 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   EXPECT_TRUE(summary["interrupted"].get<bool>());
   EXPECT_EQ(summary["modules"]["ok"], 2);
   EXPECT_EQ(processesMentioning(opt), 0u);
-  CommandResult resumed = run(harvest(out, "--num_workers=1"));
+  // Resume with the same options (the journal refuses others); the wrapper
+  // counts afresh, so it runs the real opt for the two modules left.
+  writeFile(count, "0\n");
+  CommandResult resumed =
+      run(harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60"));
   EXPECT_EQ(resumed.ExitCode, 0) << resumed.Err;
   EXPECT_NE(resumed.Err.find("resuming: 2 of 4 modules are already done"), std::string::npos) << resumed.Err;
   EXPECT_EQ(journal(out).size(), 4u);
@@ -453,9 +457,10 @@ TEST_F(HarvestLogs, SelectionShardsAndDataset) {
   EXPECT_EQ(s1.size(), 2u);
   for (auto &[m, j] : s0)
     EXPECT_EQ(s1.count(m), 0u) << m;
-  // Largest first: shard 0 takes the 1st and 3rd largest.
-  EXPECT_EQ(journal(Work / "s0")[0]["module"], "m4.o");
-  EXPECT_EQ(journal(Work / "s0")[1]["module"], "m2.o");
+  // Largest first, dealt round-robin: shard 0 takes the 1st and 3rd largest.
+  // (The journal lists modules as they finish, so check the set, not the order.)
+  EXPECT_EQ(s0.count("m4.o"), 1u);
+  EXPECT_EQ(s0.count("m2.o"), 1u);
 
   mustRun(harvest(Work / "f", "--modules_filter=m[34] --tfrecord=" + quote(Work / "f/trace.tfrecord")));
   EXPECT_EQ(byModule(Work / "f").size(), 2u);
