@@ -38,12 +38,12 @@ tr '\0' '\n' < "$work/corpus/parse.o.cmd" | head -12
 
 echo "== validate-corpus"
 "$bin/validate-corpus" --summary_only "$work/corpus"
-echo "== harvest-logs: the default inliner's decisions on every module (opt-22, interactive channel)"
+echo "== harvest-logs: the default inliner's decisions on every module (opt-22; --mode=auto: the in-process plugin when it loads)"
 "$bin/harvest-logs" --corpus="$work/corpus" --output_dir="$work/harvest" --tfrecord="$work/harvest/trace.tfrecord"
 echo "== training-log stats: decisions per module and feature ranges"
 "$bin/training-log" stats "$work/harvest/logs"
 echo "== training-log vocab: the quantile files a model's feature normalisation reads"
 "$bin/training-log" vocab --output_dir="$work/vocab" "$work/harvest/logs"
 (cd "$work/vocab" && ls | head -5 && first=$(ls | head -1) &&
-  echo "... $(ls | wc -l) files; $first starts: $(head -c 100 "$first")")
+  echo "... $(ls | wc -l) files; $first starts: $(head -n 4 "$first" | paste -sd' ') ...")
 echo "== done: corpus in $work/corpus, logs in $work/harvest/logs, vocab in $work/vocab"
