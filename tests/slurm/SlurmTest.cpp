@@ -147,15 +147,25 @@ protected:
     return text;
   }
 
-  void expectEqualToOneMachine(const std::string &merged) {
+  // `optPath`: a wrapper of opt-22 the shards ran instead; the journal's
+  // options header and the summary's mode_reason name it, and nothing else may differ.
+  void expectEqualToOneMachine(const std::string &merged, const std::string &optPath = "") {
+    auto asOne = [&](std::string text) {
+      for (size_t at; !optPath.empty() && (at = text.find(optPath)) != std::string::npos;)
+        text.replace(at, optPath.size(), "opt-22");
+      return text;
+    };
     expectSameLogs(merged, *Fixture / "one");
-    EXPECT_EQ(journalWithoutTimings(merged), journalWithoutTimings(*Fixture / "one"));
-    EXPECT_EQ(summaryWithoutTimings(merged), summaryWithoutTimings(*Fixture / "one"));
+    EXPECT_EQ(asOne(journalWithoutTimings(merged)), journalWithoutTimings(*Fixture / "one"));
+    EXPECT_EQ(asOne(summaryWithoutTimings(merged)), summaryWithoutTimings(*Fixture / "one"));
   }
 
   // Every Slurm and munge process on the machine (pgrep matches at most 15
   // characters of a name, so "^(slurm|munge)").
-  static constexpr const char *SchedulerProcesses = "pgrep -a '^(slurm|munge)' | sort";
+  // Zombies are left out: daemons reparented to a PID 1 that does not reap
+  // (as in this sandbox) stay <defunct>, dead, until the machine's init reaps them.
+  static constexpr const char *SchedulerProcesses =
+      "ps -eo pid=,stat=,comm= | awk '$2 !~ /^Z/ && $3 ~ /^(slurm|munge)/' | sort";
 
   static TempDir *Fixture;
   static std::string Corpus, Cluster, StartError, SchedulerProcessesBefore;
@@ -206,7 +216,9 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
   size_t doneAtRequeue = 0;
   for (auto deadline = Clock::now() + std::chrono::seconds(120); Clock::now() < deadline;) {
     std::string text = readFile(journal);
-    size_t lines = std::count(text.begin(), text.end(), '\n');
+    size_t lines = 0; // records, not the options header
+    for (size_t at = 0; (at = text.find("{\"module\"", at)) != std::string::npos; ++at)
+      ++lines;
     if (lines >= 1 && lines < planned && trim(run("squeue -h -j " + task + " -o %T").Out) == "RUNNING") {
       doneAtRequeue = lines;
       break;
@@ -233,7 +245,7 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
   EXPECT_NE(jobOutput(root).find("restart 1"), std::string::npos) << jobOutput(root);
   EXPECT_NE(jobOutput(root).find("resuming: "), std::string::npos) << jobOutput(root);
 
-  expectEqualToOneMachine(root + "/merged");
+  expectEqualToOneMachine(root + "/merged", opt);
   EXPECT_EQ(readFile(root + "/trace.tfrecord"), readFile(*Fixture / "one.tfrecord"));
 
   // Every module compiled once, except what the requeue forced in task 1
@@ -246,7 +258,8 @@ TEST_F(SlurmHarvest, ARequeuedTaskResumesAndTheMergeStillEqualsTheOneMachineRun)
   std::set<std::string> shard1;
   std::istringstream shardJournal(readFile(journal));
   for (std::string line; std::getline(shardJournal, line);)
-    shard1.insert(nlohmann::json::parse(line)["module"].get<std::string>() + ".bc");
+    if (auto j = nlohmann::json::parse(line); !j.contains("options")) // skip the header
+      shard1.insert(j["module"].get<std::string>() + ".bc");
   int extra = 0;
   for (auto &[module, n] : count) {
     EXPECT_LE(n, 2) << module;
