@@ -128,7 +128,8 @@ llvm::Error TrainingLogReader::fail(uint64_t at, const llvm::Twine &message) con
 
 void TrainingLogReader::preserve(const char *&data, std::vector<char> &scratch) {
   if (data && data >= Buffer.data() && data < Buffer.data() + Buffer.size()) {
-    std::memcpy(scratch.data(), data, scratch.size());
+    if (!scratch.empty()) // an empty record: memcpy's pointers must not be null (UBSan)
+      std::memcpy(scratch.data(), data, scratch.size());
     data = scratch.data();
   }
 }
