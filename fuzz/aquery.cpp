@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   for (const mlgo::ObjectCandidate &c : loaded->Candidates) {
     FUZZ_CHECK(!c.Rel.empty() && c.Rel[0] != '-', "candidate '" + c.Rel + "' from " + c.Origin);
+    FUZZ_CHECK(!llvm::StringRef(c.Rel).contains('\0'), "a candidate path with a NUL byte from " + c.Origin);
     FUZZ_CHECK(llvm::StringRef(c.Origin).starts_with(path), "origin '" + c.Origin + "'");
   }
   for (const mlgo::SkippedEntry &s : loaded->Skipped)

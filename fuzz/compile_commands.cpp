@@ -14,6 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   for (const mlgo::ObjectCandidate &c : loaded->Candidates) {
     FUZZ_CHECK(!c.Rel.empty(), "a candidate with an empty object path from " + c.Origin);
+    FUZZ_CHECK(!llvm::StringRef(c.Rel).contains('\0') && !llvm::StringRef(c.Base).contains('\0'),
+               "a candidate path with a NUL byte (open() would read another file) from " + c.Origin);
     FUZZ_CHECK(llvm::StringRef(c.Origin).starts_with(path + " entry "), "origin '" + c.Origin + "'");
   }
   for (const mlgo::SkippedEntry &s : loaded->Skipped) {

@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   for (const mlgo::ObjectCandidate &c : loaded->Candidates) {
     FUZZ_CHECK(!c.Rel.empty() && c.Rel[0] != '-', "candidate '" + c.Rel + "' from " + c.Origin);
+    FUZZ_CHECK(!llvm::StringRef(c.Rel).contains('\0'), "a candidate path with a NUL byte from " + c.Origin);
     FUZZ_CHECK(c.Base == "objs", "base '" + c.Base + "'");
     FUZZ_CHECK(c.Origin.find(".params:") != std::string::npos, "origin '" + c.Origin + "'");
   }

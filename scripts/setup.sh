@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what mlgo-corpus needs from Debian's packages (when missing) and
 # builds it. Idempotent. Run as root, or with sudo available, on Debian 12.
-# Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (RelWithDebInfo),
+# Environment: MLGO_BUILD_DIR (default: build), MLGO_BUILD_TYPE (default: Release
+# at -O2, without debug info: a third quicker to build than RelWithDebInfo),
 # MLGO_CMAKE_ARGS (extra configure arguments, e.g. for the sanitizer build),
 # MLGO_BUILD_TARGETS (space-separated targets to build; default: all).
 set -euo pipefail
@@ -30,7 +31,12 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${MLGO_BUILD_TYPE:-RelWithDebInfo}" ${MLGO_CMAKE_ARGS:-} >/dev/null
+build_type=${MLGO_BUILD_TYPE:-Release}
+type_args=(-DCMAKE_BUILD_TYPE="$build_type")
+# -O3 buys nothing measurable here and draws GCC 12's false -Wrestrict warnings.
+[ "$build_type" = Release ] && type_args+=(-DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG")
+# shellcheck disable=SC2086
+cmake -S "$root" -B "$build_dir" -G Ninja "${type_args[@]}" ${MLGO_CMAKE_ARGS:-} >/dev/null
 targets=()
 for t in ${MLGO_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build_dir" "${targets[@]}" -- -j"$(nproc)"

@@ -19,12 +19,14 @@ if [ "$sanitize" = 1 ]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:check_initialization_order=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
+# The tflite tests' oracle: TFLite itself, from npm (tests only, never at
+# runtime), installed once under build/ (the sanitizer build shares it) and
+# run with the machine's Node. Without npm (or without the registry) those
+# tests skip and say why.
+oracle=${MLGO_TFLITE_ORACLE_DIR:-$root/build/tflite-oracle}
+export MLGO_CMAKE_ARGS="${MLGO_CMAKE_ARGS:-} -DMLGO_TFLITE_ORACLE_DIR=$oracle"
 "$root/scripts/setup.sh"
 build_dir=${MLGO_BUILD_DIR:-$root/build}
-# The tflite tests' oracle: TFLite itself, from npm (tests only, never at
-# runtime), installed into the build tree and run with the machine's Node.
-# Without npm (or without the registry) those tests skip and say why.
-oracle=$build_dir/tflite-oracle
 if [ ! -f "$oracle/node_modules/@tensorflow/tfjs-tflite/wasm/tflite_web_api_cc.wasm" ]; then
   if ! command -v npm >/dev/null && [ "$(id -u)" -eq 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null || true

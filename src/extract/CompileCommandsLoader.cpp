@@ -79,7 +79,13 @@ llvm::Expected<LoadedInput> loadCompileCommands(llvm::StringRef path) {
       skip("missing_output_value", "the output option names an empty path");
       continue;
     }
-    loaded.Candidates.push_back({std::move(object), directory->get<std::string>(), std::move(origin)});
+    std::string base = directory->get<std::string>();
+    // open() would stop at a NUL byte and read another file than the one named.
+    if (llvm::StringRef(object).contains('\0') || llvm::StringRef(base).contains('\0')) {
+      skip("bad_object_path", "the object path or directory contains a NUL byte");
+      continue;
+    }
+    loaded.Candidates.push_back({std::move(object), std::move(base), std::move(origin)});
   }
   return loaded;
 }

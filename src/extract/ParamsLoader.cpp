@@ -89,6 +89,11 @@ LoadedInput candidatesFromArguments(std::vector<Argument> args, llvm::StringRef 
       log::debug(a.Origin + ": not an object, skipped: " + a.Text);
       continue;
     }
+    // open() would stop at a NUL byte and read another file than the one named.
+    if (llvm::StringRef(a.Text).contains('\0')) {
+      loaded.Skipped.push_back({a.Origin, "bad_object_path", "the object path contains a NUL byte"});
+      continue;
+    }
     loaded.Candidates.push_back({std::move(a.Text), objBaseDir.str(), std::move(a.Origin)});
   }
   return loaded;

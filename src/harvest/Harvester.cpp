@@ -276,9 +276,14 @@ private:
     hasLog = hasLog && record.Decisions > 0;
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
+      if (!scores) {
+        record.Status = "failed";
+        record.Reason = "bad_remarks";
+        record.Detail = "cannot compute regalloc rewards: " + llvm::toString(scores.takeError());
+        return;
+      }
       std::string rewarded = joinPath(work, "rewarded.log");
-      auto total =
-          scores ? addRegallocRewards(produced, rewarded, *scores) : llvm::Expected<double>(scores.takeError());
+      auto total = addRegallocRewards(produced, rewarded, *scores);
       if (!total) {
         llvm::Error error = total.takeError();
         if (error.isA<WriteError>()) {

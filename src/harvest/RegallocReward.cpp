@@ -3,80 +3,58 @@
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/OutputFile.h"
 
+#include "llvm/Remarks/Remark.h"
+#include "llvm/Remarks/RemarkParser.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
 
 namespace mlgo {
-namespace {
-
-// A YAML scalar as LLVM's remark serializer writes it: plain, 'single' or
-// "double" quoted.
-std::string unquote(llvm::StringRef value) {
-  value = value.trim();
-  if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
-    std::string out;
-    llvm::StringRef inner = value.drop_front().drop_back();
-    for (size_t i = 0; i < inner.size(); ++i) {
-      out += inner[i];
-      if (inner[i] == '\'' && i + 1 < inner.size() && inner[i + 1] == '\'')
-        ++i;
-    }
-    return out;
-  }
-  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-    std::string out;
-    llvm::StringRef inner = value.drop_front().drop_back();
-    for (size_t i = 0; i < inner.size(); ++i) {
-      if (inner[i] == '\\' && i + 1 < inner.size())
-        ++i;
-      out += inner[i];
-    }
-    return out;
-  }
-  return value.str();
-}
-
-} // namespace
 
 llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef remarksPath) {
-  std::map<std::string, double> scores;
+  // llc creates the file even when it has no remark to write, so a missing
+  // file means the rewards cannot be trusted, not "no spills".
   auto buffer = llvm::MemoryBuffer::getFile(remarksPath, /*IsText=*/true, /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return scores;
-  static const std::map<std::string, double> Weights = {{"TotalSpillsCost", 1.0},
-                                                        {"TotalReloadsCost", 4.0},
-                                                        {"TotalFoldedSpillsCost", 1.0},
-                                                        {"TotalFoldedReloadsCost", 4.0},
-                                                        {"TotalCopiesCost", 0.2}};
-  std::string name, function;
-  double score = 0;
-  auto flush = [&] {
-    if (name == "SpillReloadCopies" && !function.empty())
-      scores[function] += score;
-    name.clear();
-    function.clear();
-    score = 0;
-  };
-  llvm::SmallVector<llvm::StringRef, 0> lines;
-  (*buffer)->getBuffer().split(lines, '\n');
-  for (llvm::StringRef line : lines) {
-    if (line.starts_with("---")) {
-      flush();
-      continue;
+    return llvm::createStringError(buffer.getError(), "remarks file %s: %s", remarksPath.str().c_str(),
+                                   buffer.getError().message().c_str());
+  auto parser = llvm::remarks::createRemarkParser(llvm::remarks::Format::YAML, (*buffer)->getBuffer());
+  if (!parser)
+    return llvm::createStringError("remarks file %s: %s", remarksPath.str().c_str(),
+                                   llvm::toString(parser.takeError()).c_str());
+  static const std::map<llvm::StringRef, double> Weights = {{"TotalSpillsCost", 1.0},
+                                                            {"TotalReloadsCost", 4.0},
+                                                            {"TotalFoldedSpillsCost", 1.0},
+                                                            {"TotalFoldedReloadsCost", 4.0},
+                                                            {"TotalCopiesCost", 0.2}};
+  std::map<std::string, double> scores;
+  while (true) {
+    llvm::Expected<std::unique_ptr<llvm::remarks::Remark>> remark = (*parser)->next();
+    if (!remark) {
+      llvm::Error error = remark.takeError();
+      if (error.isA<llvm::remarks::EndOfFileError>()) {
+        llvm::consumeError(std::move(error));
+        return scores;
+      }
+      return llvm::createStringError("remarks file %s: %s", remarksPath.str().c_str(),
+                                     llvm::toString(std::move(error)).c_str());
     }
-    llvm::StringRef trimmed = line.ltrim(" -");
-    auto [key, value] = trimmed.split(':');
-    if (line.starts_with("Name:"))
-      name = unquote(value);
-    else if (line.starts_with("Function:"))
-      function = unquote(value);
-    else if (auto weight = Weights.find(key.trim().str()); weight != Weights.end())
-      score += weight->second * std::strtod(unquote(value).c_str(), nullptr);
+    if ((*remark)->RemarkName != "SpillReloadCopies" || (*remark)->FunctionName.empty())
+      continue;
+    double score = 0;
+    for (const llvm::remarks::Argument &argument : (*remark)->Args) {
+      auto weight = Weights.find(argument.Key);
+      if (weight == Weights.end())
+        continue;
+      double cost = 0;
+      if (argument.Val.getAsDouble(cost))
+        return llvm::createStringError("remarks file %s: function %s: %s is not a number: '%s'",
+                                       remarksPath.str().c_str(), (*remark)->FunctionName.str().c_str(),
+                                       argument.Key.str().c_str(), argument.Val.str().c_str());
+      score += weight->second * cost;
+    }
+    scores[(*remark)->FunctionName.str()] += score;
   }
-  flush();
-  return scores;
 }
 
 llvm::Expected<double> addRegallocRewards(llvm::StringRef rawLog, llvm::StringRef finalLog,

@@ -124,6 +124,41 @@ TEST(LinkerParams, NulInAtFileNameIsAnError) {
   EXPECT_NE(message.find((dir / "p") + ":2"), std::string::npos) << message;
 }
 
+// A NUL byte in a path (legal in JSON as \u0000, and in a params file) would
+// make open() read another file than the one named: the entry is reported.
+TEST(InputLoaders, PathsWithNulBytesAreReportedNotOpened) {
+  TempDir dir;
+  writeFile(dir / "cc.json", R"([
+    {"directory": "/src", "arguments": ["clang", "-c", "a.c", "-o", "a.o\u0000.evil"], "file": "a.c"},
+    {"directory": "/src\u0000/x", "arguments": ["clang", "-c", "b.c", "-o", "b.o"], "file": "b.c"},
+    {"directory": "/src", "arguments": ["clang", "-c", "c.c", "-o", "c.o"], "file": "c.c"}
+  ])");
+  auto cc = loadCompileCommands(dir / "cc.json");
+  ASSERT_TRUE(static_cast<bool>(cc)) << llvm::toString(cc.takeError());
+  EXPECT_EQ(rels(*cc), (std::vector<std::string>{"c.o"}));
+  ASSERT_EQ(cc->Skipped.size(), 2u);
+  for (const SkippedEntry &s : cc->Skipped) {
+    EXPECT_EQ(s.Reason, "bad_object_path");
+    EXPECT_NE(s.Detail.find("NUL"), std::string::npos) << s.Detail;
+  }
+
+  writeFile(dir / "p", std::string("-o\nout\nok.o\nbad.o\0x.o\n", 22));
+  auto params = loadLinkerParams(dir / "p", "objs");
+  ASSERT_TRUE(static_cast<bool>(params)) << llvm::toString(params.takeError());
+  EXPECT_EQ(rels(*params), (std::vector<std::string>{"ok.o"}));
+  ASSERT_EQ(params->Skipped.size(), 1u);
+  EXPECT_EQ(params->Skipped[0].Reason, "bad_object_path");
+  EXPECT_EQ(params->Skipped[0].Origin, (dir / "p") + ":4");
+
+  writeFile(dir / "a.json", R"({"actions": [
+    {"mnemonic": "CppLink", "arguments": ["clang", "-o", "bin", "good.o", "bad\u0000.o"]}]})");
+  auto aquery = loadBazelAquery(dir / "a.json", "");
+  ASSERT_TRUE(static_cast<bool>(aquery)) << llvm::toString(aquery.takeError());
+  EXPECT_EQ(rels(*aquery), (std::vector<std::string>{"good.o"}));
+  ASSERT_EQ(aquery->Skipped.size(), 1u);
+  EXPECT_EQ(aquery->Skipped[0].Reason, "bad_object_path");
+}
+
 TEST(BazelAquery, LastCppLinkWins) {
   TempDir dir;
   writeFile(dir / "a.json", R"({"actions": [

@@ -17,8 +17,9 @@ namespace mlgo {
 ///         + 1.0 * TotalFoldedSpillsCost + 4.0 * TotalFoldedReloadsCost
 ///         + 0.2 * TotalCopiesCost
 /// with RegAllocScore's weights for stores, loads and copies. Functions
-/// without a remark allocated without spills or copies: score 0. A missing
-/// file means no remarks at all.
+/// without a remark allocated without spills or copies: score 0. Parsed
+/// with LLVM's remarks parser; a missing or malformed file is an error that
+/// names the file.
 llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef remarksPath);
 
 /// Rewrites `rawLog` (observations without outcomes) as `finalLog` with a
