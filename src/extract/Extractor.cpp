@@ -16,6 +16,7 @@
 #include "llvm/Object/Binary.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -26,7 +27,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <map>
 #include <sys/stat.h>
@@ -375,18 +375,15 @@ private:
 
 // Removes staging directories left by runs that were killed.
 void removeStaleStaging(const std::string &stateDir) {
-  DIR *dir = ::opendir(stateDir.c_str());
-  if (!dir)
-    return;
   std::vector<std::string> stale;
-  while (struct dirent *entry = ::readdir(dir)) {
-    llvm::StringRef name = entry->d_name;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(stateDir, ec), end; !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
     long pid;
     if (name.consume_front("staging.") && !name.getAsInteger(10, pid) &&
         (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)))
-      stale.push_back(joinPath(stateDir, entry->d_name));
+      stale.push_back(it->path());
   }
-  ::closedir(dir);
   for (const std::string &path : stale)
     llvm::sys::fs::remove_directories(path);
 }

@@ -33,8 +33,6 @@ std::string pluginUnsuitable(const ModeRequest &request) {
     return "exec: policies answer on the interactive channel";
   if (request.Policy.How == PolicySpec::Kind::Model)
     return "model:DIR is development mode's TFLite model";
-  if (request.Policy.How == PolicySpec::Kind::TFLite)
-    return "tflite: policies are evaluated by the harvester on the interactive channel (not yet in the plugin)";
   return "";
 }
 

@@ -42,8 +42,13 @@ std::string pluginPolicy(const PolicySpec &policy) {
   }
   case PolicySpec::Kind::InProcess:
     return policy.InProcess;
+  case PolicySpec::Kind::TFLite: {
+    // The compiler runs in the module's work directory: hand it an absolute path.
+    llvm::SmallString<256> dir(policy.ModelDir);
+    llvm::sys::fs::make_absolute(dir);
+    return "tflite:" + dir.str().str();
+  }
   case PolicySpec::Kind::Exec:
-  case PolicySpec::Kind::TFLite:
   case PolicySpec::Kind::Model:
     return "";
   }

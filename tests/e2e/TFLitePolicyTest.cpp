@@ -5,6 +5,7 @@
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/model/TFLiteModel.h"
 
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
@@ -353,6 +354,46 @@ TEST_F(TFLitePolicy, HarvestWithAnInlinerModelLogsTheOraclesDecisions) {
     GTEST_SKIP() << why;
   Agreement a = compare(mine, oracle(m, Work / "logged.jsonl"), "inlining_decision", "inlining_logits");
   std::printf("tflite harvest: %zu logged decisions checked against TFLite, %zu near-ties\n", a.Compared, a.Ties);
+}
+
+// The evaluator inside the compiler (the plugin's tflite: policy) and in the
+// harvester (the interactive host) bind, decide and log alike: the logs are
+// the same bytes, extra output included, and auto mode picks the plugin.
+TEST_F(TFLitePolicy, PluginAndInteractiveHostLogTheSameBytes) {
+  std::string m = model("inliner", false, 3);
+  for (const char *mode : {"auto", "interactive"}) {
+    CommandResult r = run(harvestCommand(dir("corpus"), Work / mode, "--policy=tflite:" + m + " --mode=" + mode));
+    ASSERT_EQ(r.ExitCode, 0) << mode << ": " << r.Err;
+  }
+  auto summary = nlohmann::json::parse(readFile(Work / "auto/summary.json"));
+  EXPECT_EQ(summary["mode"], "plugin") << summary.dump();
+  EXPECT_EQ(summary["modules"]["ok"], 2);
+  EXPECT_GT(summary["decisions"].get<int64_t>(), 300);
+  expectSameLogs(Work / "auto", Work / "interactive");
+  // The same decisions, sizes and rewards module by module (streams and mode differ by design).
+  auto records = [](const std::string &out) {
+    std::map<std::string, nlohmann::json> byModule;
+    for (const nlohmann::json &line : jsonLines(readFile(out + "/harvest.jsonl")))
+      if (line.contains("module"))
+        byModule[line["module"]] = {line["status"], line["decisions"], line["native_size"], line["reward"]};
+    return byModule;
+  };
+  EXPECT_EQ(records(Work / "auto"), records(Work / "interactive"));
+  // The same with clang hosting the plugin.
+  CommandResult c =
+      run(harvestCommand(dir("corpus"), Work / "clang", "--policy=tflite:" + m + " --mode=plugin --compiler=clang"));
+  ASSERT_EQ(c.ExitCode, 0) << c.Err;
+  EXPECT_GT(readObservations(Work / "clang/logs/m1.o.log").size(), 0u);
+}
+
+// A model that binds at load but not to this compiler's features fails each
+// module inside the plugin with the evaluator's reason, as on the channel.
+TEST_F(TFLitePolicy, PluginReportsAModelThatDoesNotFitTheCompiler) {
+  std::string m = model("malformed-shape-mismatch");
+  CommandResult h = run(harvestCommand(dir("corpus"), Work / "out", "--mode=plugin --policy=tflite:" + m));
+  std::string journal = readFile(Work / "out/harvest.jsonl");
+  EXPECT_NE(journal.find("plugin_failed"), std::string::npos) << journal;
+  EXPECT_NE(journal.find("model input 'action_callee_users:0' is int64[2] (16 bytes)"), std::string::npos) << journal;
 }
 
 TEST_F(TFLitePolicy, TheConstantModelInlinesEveryCallSiteOffered) {

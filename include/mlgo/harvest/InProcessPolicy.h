@@ -4,7 +4,8 @@
 // -mlgo-inliner-policy=SPEC, and logs the features, the policy's extra
 // outputs, inlining_default and inlining_decision.
 //
-// Adding a policy (e.g. a model evaluator) takes one new source file:
+// Adding a policy takes one new source file (tflite:DIR, the model
+// evaluator, is one: src/plugin/TFLiteInProcessPolicy.cpp):
 //
 //   class MyPolicy : public mlgo::InProcessPolicy { ... };
 //   static mlgo::InProcessPolicyRegistration Register(

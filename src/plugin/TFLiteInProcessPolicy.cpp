@@ -1,0 +1,70 @@
+// `tflite:DIR` inside the compiler: ml-compiler-opt's policy directory
+// (model.tflite + output_spec.json) evaluated by our native TFLite evaluator
+// (src/model/) on the features LLVM's MLInlineAdvisor computed, bound and
+// decided exactly as on the interactive channel (src/harvest/TFLitePolicy.cpp):
+// inputs by name, absent ones fed zeros, output 0 the decision (non-zero:
+// inline), later outputs logged under their logging names.
+#include "mlgo/harvest/InProcessPolicy.h"
+#include "mlgo/model/PolicyModel.h"
+
+#include <cstring>
+
+namespace mlgo {
+namespace {
+
+class TFLiteDecisions : public InProcessPolicy {
+public:
+  explicit TFLiteDecisions(std::unique_ptr<model::PolicyModel> model) : Model(std::move(model)) {
+    for (size_t i = 1; i < Model->outputs().size(); ++i)
+      Extras.push_back(Model->outputs()[i].logged());
+  }
+
+  // The compiler's features are fixed for its lifetime; bind once. Like
+  // development mode (and the interactive channel, whose last feature it
+  // is), the model also sees `inlining_default`, the heuristic's decision.
+  llvm::Error beginModule(llvm::StringRef, llvm::ArrayRef<TensorSpec> features) override {
+    std::vector<TensorSpec> withDefault(features.begin(), features.end());
+    withDefault.push_back(TensorSpec{"inlining_default", ElementType::Int64, {1}, 0});
+    auto binding = Model->bind(withDefault);
+    if (!binding)
+      return binding.takeError();
+    Binding = std::move(*binding);
+    return llvm::Error::success();
+  }
+
+  std::vector<TensorSpec> extraOutputs() const override { return Extras; }
+
+  llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
+    Pieces.assign(query.Features.begin(), query.Features.end());
+    DefaultBytes = query.DefaultDecision;
+    Pieces.push_back(llvm::StringRef(reinterpret_cast<const char *>(&DefaultBytes), sizeof(DefaultBytes)));
+    if (llvm::Error e = Model->evaluate(Binding, Pieces))
+      return e;
+    for (size_t i = 0; i < extra.size(); ++i) {
+      llvm::StringRef bytes = Model->output(i + 1);
+      extra[i].assign(bytes.data(), bytes.size());
+    }
+    return Model->decision() != 0; // as LLVM's MLInlineAdvisor reads its model
+  }
+
+private:
+  std::unique_ptr<model::PolicyModel> Model;
+  model::PolicyBinding Binding;
+  std::vector<TensorSpec> Extras;
+  std::vector<llvm::StringRef> Pieces;
+  int64_t DefaultBytes = 0;
+};
+
+InProcessPolicyRegistration TFLite(
+    "tflite", "tflite:DIR: decides with the TFLite policy in DIR (model.tflite + output_spec.json), evaluated natively",
+    [](llvm::StringRef dir) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
+      if (dir.empty())
+        return llvm::createStringError("tflite:DIR needs the policy directory");
+      auto model = model::PolicyModel::load(dir); // once per compiler process
+      if (!model)
+        return model.takeError();
+      return std::make_unique<TFLiteDecisions>(std::move(*model));
+    });
+
+} // namespace
+} // namespace mlgo
