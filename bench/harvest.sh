@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: harvest-logs --policy=default against plain opt + llc.
 #
-#   bench/harvest.sh [N ...]     (default: 200)
+#   bench/harvest.sh [N ...]     (default: 200; MLGO_BENCH_ROUNDS: rounds per row, default 3)
 #
 # For each N, generates two N-module corpora compiled with clang-22 -Oz
 # -Xclang -disable-llvm-passes -emit-llvm (so minsize/optsize are set): C
@@ -23,6 +23,7 @@ bin=${MLGO_BUILD_DIR:-$root/build}/bin
 [ -x "$bin/harvest-logs" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 work=$root/bench/.work
 sizes=("$@")
+rounds=${MLGO_BENCH_ROUNDS:-3}
 [ ${#sizes[@]} -gt 0 ] || sizes=(200)
 
 generate() { # N DIR
@@ -105,6 +106,14 @@ generate_regalloc() { # N DIR: modules whose functions keep 24-60 doubles live a
 }
 
 now() { date +%s.%N; }
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+timed() { # CMD...: prints the seconds CMD took
+  local t0 t1
+  t0=$(now)
+  "$@"
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l
+}
 row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
   local decisions=- rate=- rss=-
   if [ -n "${6:-}" ]; then
@@ -115,27 +124,41 @@ row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
     ok=$(grep -c '"status":"ok"' "$6/harvest.jsonl" || true)
     [ "$ok" -eq "$2" ] || echo "bench: only $ok of $2 modules ok in $6" >&2
   fi
-  printf '%-14s %-6s %-12s %-10.2f %-7.2f %-10s %-12s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
+  printf '%-14s %-6s %-12s %-10.2f %-7.3f %-10s %-12s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
     "$decisions" "$rate" "$rss"
 }
+plain_inliner() { # DIR
+  rm -rf "$1/plain" && mkdir -p "$1/plain"
+  (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
+    'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" "$1" -o plain/$b.opt.bc && llc-22 -O2 -filetype=obj plain/$b.opt.bc -o plain/$b.o' _ {})
+}
+harvest() { # DIR MODE [FLAGS...]: a fresh harvest into DIR/MODE
+  local dir=$1 mode=$2
+  shift 2
+  rm -rf "${dir:?}/$mode"
+  "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/$mode" --num_workers=2 "$@"
+}
+plain_llc() { # DIR
+  rm -rf "$1/plain" && mkdir -p "$1/plain"
+  (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c 'llc-22 -O2 -filetype=obj "$1" -o plain/$(basename "$1" .bc).o' _ {})
+}
+
+echo "bench: $rounds rounds per row, interleaved; each figure is the median" >&2
 printf '%-14s %-6s %-12s %-10s %-7s %-10s %-12s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB
 for n in "${sizes[@]}"; do
   for kind in c cxx; do
     dir=$work/harvest_${kind}_$n
     if [ $kind = c ]; then generate "$n" "$dir"; else generate_cxx "$n" "$dir"; fi
-    rm -rf "$dir/plain" "$dir/interactive" "$dir/plugin" && mkdir -p "$dir/plain"
-    t0=$(now)
-    (cd "$dir" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
-      'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" "$1" -o plain/$b.opt.bc && llc-22 -O2 -filetype=obj plain/$b.opt.bc -o plain/$b.o' _ {})
-    t1=$(now)
-    "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/interactive" --mode=interactive --num_workers=2
-    t2=$(now)
-    "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/plugin" --mode=plugin --num_workers=2
-    t3=$(now)
-    base=$(echo "$t1 - $t0" | bc -l)
+    plain=() interactive=() plugin=()
+    for ((r = 0; r < rounds; r++)); do
+      plain+=("$(timed plain_inliner "$dir")")
+      interactive+=("$(timed harvest "$dir" interactive --mode=interactive)")
+      plugin+=("$(timed harvest "$dir" plugin --mode=plugin)")
+    done
+    base=$(median "${plain[@]}")
     row "inliner/$kind" "$n" plain-opt+llc "$base" "$base"
-    row "inliner/$kind" "$n" interactive "$(echo "$t2 - $t1" | bc -l)" "$base" "$dir/interactive"
-    row "inliner/$kind" "$n" plugin "$(echo "$t3 - $t2" | bc -l)" "$base" "$dir/plugin"
+    row "inliner/$kind" "$n" interactive "$(median "${interactive[@]}")" "$base" "$dir/interactive"
+    row "inliner/$kind" "$n" plugin "$(median "${plugin[@]}")" "$base" "$dir/plugin"
     for f in "$dir"/plugin/logs/*.log; do # the two modes' logs are the same bytes
       cmp -s "$f" "$dir/interactive/logs/${f##*/}" || { echo "bench: ${f##*/} differs between the modes" >&2; exit 1; }
     done
@@ -143,14 +166,12 @@ for n in "${sizes[@]}"; do
 
   dir=$work/regalloc_$n
   generate_regalloc "$n" "$dir"
-  rm -rf "$dir/plain" "$dir/out" && mkdir -p "$dir/plain"
-  t0=$(now)
-  (cd "$dir" && ls corpus/*.bc | xargs -P2 -I{} sh -c 'llc-22 -O2 -filetype=obj "$1" -o plain/$(basename "$1" .bc).o' _ {})
-  t1=$(now)
-  "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/out" --problem=regalloc-evict --compiler=llc \
-    --policy=random:0.5:1 --num_workers=2
-  t2=$(now)
-  base=$(echo "$t1 - $t0" | bc -l)
+  plain=() evict=()
+  for ((r = 0; r < rounds; r++)); do
+    plain+=("$(timed plain_llc "$dir")")
+    evict+=("$(timed harvest "$dir" out --problem=regalloc-evict --compiler=llc --policy=random:0.5:1)")
+  done
+  base=$(median "${plain[@]}")
   row regalloc "$n" plain-llc "$base" "$base"
-  row regalloc "$n" interactive "$(echo "$t2 - $t1" | bc -l)" "$base" "$dir/out"
+  row regalloc "$n" interactive "$(median "${evict[@]}")" "$base" "$dir/out"
 done

@@ -2,6 +2,7 @@
 #include "mlgo/support/Version.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/Problem.h"
 #include "mlgo/log/TFRecord.h"
@@ -67,9 +68,7 @@ std::string journalHeader(const std::string &path) {
   return "";
 }
 
-std::string logIn(llvm::StringRef harvestDir, const std::string &module) {
-  return joinPath(joinPath(harvestDir, "logs"), module + ".log");
-}
+std::string logIn(llvm::StringRef harvestDir, const std::string &module) { return harvestLogPath(harvestDir, module); }
 
 // A finished module whose journal line promises a log: ok, with decisions
 // made over a stream (regalloc modules without function bodies have none).
@@ -190,40 +189,6 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
     return llvm::createStringError("%s/summary.json: unknown problem %s", first->Dir.c_str(),
                                    (*settings)["problem"].dump().c_str());
   return *settings;
-}
-
-// The dataset as harvest-logs --tfrecord writes it: modules in plan order,
-// one record per context, ml-compiler-opt's rules for what is left out.
-llvm::Expected<std::string> dataset(Problem problem, const std::string &dir, const std::vector<PlannedModule> &plan,
-                                    const std::map<std::string, const JournalLine *> &records) {
-  std::string data;
-  for (const PlannedModule &module : plan) {
-    auto it = records.find(module.Name);
-    if (it == records.end() || it->second->Value.value("status", "") != "ok")
-      continue;
-    const Json &j = it->second->Value;
-    std::string path = logIn(dir, module.Name);
-    if (!llvm::sys::fs::exists(path))
-      continue; // a module without decisions
-    if (problem == Problem::Inliner && (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0))
-      continue;
-    auto reader = TrainingLogReader::open(path);
-    if (!reader)
-      return reader.takeError();
-    RewardPolicy reward;
-    if (isRegalloc(problem))
-      reward.How = RewardPolicy::Mode::Score;
-    else if (j["reward"].is_number()) {
-      reward.How = RewardPolicy::Mode::Constant;
-      reward.Value = static_cast<float>(j["reward"].get<double>());
-    }
-    auto examples = logToSequenceExamples(**reader, reward);
-    if (!examples)
-      return examples.takeError();
-    for (const DatasetRecord &record : *examples)
-      appendTFRecord(data, record.Payload);
-  }
-  return data;
 }
 
 // The shards' summaries combined as if one run had made them all: counts
@@ -437,19 +402,22 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))
     return e;
-  std::string data;
-  if (!o.TFRecordPath.empty()) {
-    auto written = dataset(*parseProblem((*settings)["problem"].get<std::string>()), staging, *plan, records);
-    if (!written)
-      return written.takeError();
-    data = std::move(*written);
-  }
   if (llvm::Error e = replaceDirectory(staging, outputDir))
     return e;
   cleanup.Dir.clear();
-  if (!o.TFRecordPath.empty())
-    if (llvm::Error e = writeFileAtomically(o.TFRecordPath, data))
-      return e;
+  // The dataset as harvest-logs --tfrecord writes it, streamed from the
+  // merged logs now in place.
+  if (!o.TFRecordPath.empty()) {
+    std::map<std::string, const Json *> values;
+    for (const auto &[name, line] : records)
+      values.emplace(name, &line->Value);
+    auto totals =
+        writeTFRecordDataset(harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir,
+                                                  *plan, values),
+                             o.TFRecordPath);
+    if (!totals)
+      return totals.takeError();
+  }
   return result;
 }
 

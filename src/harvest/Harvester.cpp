@@ -1,4 +1,6 @@
 #include "mlgo/harvest/Harvester.h"
+
+#include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/support/Version.h"
 
 #include "mlgo/harvest/InteractiveSession.h"
@@ -68,9 +70,7 @@ struct ModuleRecord {
   }
 };
 
-std::string logPath(const HarvestOptions &o, const std::string &module) {
-  return joinPath(joinPath(o.OutputDir, "logs"), module + ".log");
-}
+std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
 class Harvest {
 public:
@@ -413,28 +413,11 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
 
 llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
                          const std::map<std::string, nlohmann::ordered_json> &done) {
-  std::vector<DatasetInput> inputs;
-  for (const PlannedModule &module : plan) {
-    auto it = done.find(module.Name);
-    if (it == done.end() || it->second.value("status", "") != "ok")
-      continue;
-    const nlohmann::ordered_json &j = it->second;
-    if (!llvm::sys::fs::exists(logPath(options, module.Name)))
-      continue; // a module without decisions
-    // ml-compiler-opt makes no inliner example from a module of size 0.
-    if (options.Decisions == Problem::Inliner &&
-        (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0))
-      continue;
-    DatasetInput input{logPath(options, module.Name), {}};
-    if (isRegalloc(options.Decisions))
-      input.Reward.How = RewardPolicy::Mode::Score; // each function's (proxy) score on its last step
-    else if (j["reward"].is_number()) {
-      input.Reward.How = RewardPolicy::Mode::Constant;
-      input.Reward.Value = static_cast<float>(j["reward"].get<double>());
-    }
-    inputs.push_back(std::move(input));
-  }
-  auto totals = writeTFRecordDataset(inputs, options.TFRecordPath);
+  std::map<std::string, const nlohmann::ordered_json *> records;
+  for (const auto &[name, record] : done)
+    records.emplace(name, &record);
+  auto totals = writeTFRecordDataset(harvestDatasetInputs(options.Decisions, options.OutputDir, plan, records),
+                                     options.TFRecordPath);
   return totals ? llvm::Error::success() : totals.takeError();
 }
 
