@@ -11,12 +11,14 @@
 #      (mlgo-policy eval --bench) against TFLite itself (the npm
 #      @tensorflow/tfjs-tflite WebAssembly build, with Node) on the same model;
 #   2. harvest-logs --policy=tflite:DIR against --policy=default, same corpus,
-#      same workers (2), with the inliner_echo model: the same network, its
+#      same workers (2), in plugin mode (the evaluator inside opt) and in
+#      interactive mode (in the harvester), interleaved rounds
+#      (MLGO_BENCH_ROUNDS, default 3), medians, with the inliner_echo model: the same network, its
 #      arg-max then forced to inlining_default, so both harvests do the same
 #      compile work and the difference is the policy's (a random network's
-#      decisions would change what opt and llc compile). The tflite harvest
-#      is run twice and the second is timed, so that its reward's
-#      default-size compiles come from the cache both runs share.
+#      decisions would change what opt and llc compile). Each mode's tflite
+#      output directory is harvested once untimed, so that its reward's
+#      default-size compiles come from the cache the timed rounds share.
 # Needs: a build (scripts/setup.sh), python3-flatbuffers, node + the npm
 # oracle (scripts/test.sh installs it into the build tree).
 set -euo pipefail
@@ -26,6 +28,7 @@ bin=$build/bin
 [ -x "$bin/harvest-logs" ] && [ -x "$bin/mlgo-policy" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 wasm=$build/tflite-oracle/node_modules/@tensorflow/tfjs-tflite/wasm
 n=${1:-100}
+rounds=${MLGO_BENCH_ROUNDS:-3}
 dir=$root/bench/.work/tflite_$n
 
 if [ ! -f "$dir/corpus/corpus_description.json" ]; then
@@ -54,10 +57,8 @@ fi
 now() { date +%s.%N; }
 field() { grep -o "\"$1\": [0-9.e+-]*" "$2" | head -1 | grep -o '[0-9.e+-]*$'; }
 
-rm -rf "$dir/default" "$dir/tflite"
-t0=$(now)
+rm -rf "$dir"/default* "$dir"/tflite*
 "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/default" --policy=default --num_workers=2
-t1=$(now)
 
 # The policy, from the features the compiler logs; observations for the oracle.
 log=$(ls "$dir"/default/logs/*.log | head -1)
@@ -80,24 +81,32 @@ else
   echo "bench: no TFLite oracle in $wasm (scripts/test.sh installs it)" >&2
 fi
 
-"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/echo" --num_workers=2
-t2=$(now)
-"$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite" --policy=tflite:"$dir/echo" --num_workers=2 \
-  --force
-t3=$(now)
-
-default_s=$(echo "$t1 - $t0" | bc -l)
-tflite_s=$(echo "$t3 - $t2" | bc -l)
-dd=$(field decisions "$dir/default/summary.json")
-td=$(field decisions "$dir/tflite/summary.json")
-dcpu=$(field harvester_cpu_seconds "$dir/default/summary.json")
-tcpu=$(field harvester_cpu_seconds "$dir/tflite/summary.json")
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+timed_harvest() { # OUT POLICY MODE: seconds of a forced re-harvest into OUT (its default-size cache kept)
+  local t0 t1
+  t0=$(now)
+  "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$1" --policy="$2" --mode="$3" --num_workers=2 --force
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l
+}
 echo "per-decision evaluation (inliner-shaped policy, $(grep -c . "$dir/obs.jsonl") logged feature vectors):"
 printf '  ours %.2f us   TFLite (npm wasm) %s us   ratio %s\n' "$ours_us" "$theirs_us" \
   "$( [ "$theirs_us" = nan ] && echo nan || printf '%.1fx' "$(echo "$theirs_us / $ours_us" | bc -l)")"
-echo "harvest of $n modules, 2 workers (tflite: the inliner_echo policy, default's decisions):"
-printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' default "$(printf '%.2f' "$default_s")" \
-  "$dd" "$dcpu" "$(echo "$dcpu * 1000000 / $dd" | bc -l)"
-printf '  %-8s %8s s  %7s decisions  harvester CPU %6.2f s (%.2f us/decision)\n' tflite "$(printf '%.2f' "$tflite_s")" \
-  "$td" "$tcpu" "$(echo "$tcpu * 1000000 / $td" | bc -l)"
-printf '  wall ratio tflite/default %.3f\n' "$(echo "$tflite_s / $default_s" | bc -l)"
+echo "harvest of $n modules, 2 workers, median of $rounds interleaved rounds (tflite: the inliner_echo policy, default's decisions):"
+for mode in plugin interactive; do
+  # Warm-up: fills the tflite run's default-size cache (its reward's baseline).
+  "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/tflite-$mode" --policy=tflite:"$dir/echo" \
+    --mode=$mode --num_workers=2
+  d=() t=()
+  for ((r = 0; r < rounds; r++)); do
+    d+=("$(timed_harvest "$dir/default-$mode" default $mode)")
+    t+=("$(timed_harvest "$dir/tflite-$mode" tflite:"$dir/echo" $mode)")
+  done
+  default_s=$(median "${d[@]}") tflite_s=$(median "${t[@]}")
+  dd=$(field decisions "$dir/default-$mode/summary.json")
+  td=$(field decisions "$dir/tflite-$mode/summary.json")
+  [ "$dd" = "$td" ] || echo "bench: $mode: default made $dd decisions, tflite $td" >&2
+  printf '  %-11s default %7.2f s  tflite %7.2f s  %7s decisions  ratio tflite/default %.3f  (%+.2f us/decision)\n' \
+    "$mode" "$default_s" "$tflite_s" "$dd" "$(echo "$tflite_s / $default_s" | bc -l)" \
+    "$(echo "($tflite_s - $default_s) * 2 * 1000000 / $dd" | bc -l)"
+done

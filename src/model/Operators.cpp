@@ -516,6 +516,20 @@ void multinomial(TFLiteModel::Op &op) {
   }                                                                                                                    \
   }
 
+// The numeric operators' types (prepare() admits no bool for them).
+#define MLGO_NUMERIC_DISPATCH(type, fn, op)                                                                            \
+  switch (type) {                                                                                                      \
+  case DType::Float32:                                                                                                 \
+    fn<float>(op);                                                                                                     \
+    break;                                                                                                             \
+  case DType::Int32:                                                                                                   \
+    fn<int32_t>(op);                                                                                                   \
+    break;                                                                                                             \
+  default:                                                                                                             \
+    fn<int64_t>(op);                                                                                                   \
+    break;                                                                                                             \
+  }
+
 } // namespace
 
 const char *builtinName(int code) {
@@ -940,17 +954,7 @@ llvm::Error runOperator(TFLiteModel::Op &op) {
   case MUL:
   case DIV:
   case SQUARED_DIFFERENCE:
-    switch (op.InType) {
-    case DType::Float32:
-      arithmetic<float>(op);
-      break;
-    case DType::Int32:
-      arithmetic<int32_t>(op);
-      break;
-    default:
-      arithmetic<int64_t>(op);
-      break;
-    }
+    MLGO_NUMERIC_DISPATCH(op.InType, arithmetic, op);
     break;
   case EQUAL:
     MLGO_DISPATCH(op.InType, equal<T>(op));
@@ -962,17 +966,7 @@ llvm::Error runOperator(TFLiteModel::Op &op) {
   case SQRT:
   case LOG:
   case TANH:
-    switch (op.InType) {
-    case DType::Float32:
-      unary<float>(op);
-      break;
-    case DType::Int32:
-      unary<int32_t>(op);
-      break;
-    default:
-      unary<int64_t>(op);
-      break;
-    }
+    MLGO_NUMERIC_DISPATCH(op.InType, unary, op);
     break;
   case ZEROS_LIKE:
     std::memset(op.OutData, 0, op.N * size);
@@ -981,17 +975,7 @@ llvm::Error runOperator(TFLiteModel::Op &op) {
     MLGO_DISPATCH(op.InType, castFrom<T>(op));
     break;
   case BUCKETIZE:
-    switch (op.InType) {
-    case DType::Float32:
-      bucketize<float>(op);
-      break;
-    case DType::Int32:
-      bucketize<int32_t>(op);
-      break;
-    default:
-      bucketize<int64_t>(op);
-      break;
-    }
+    MLGO_NUMERIC_DISPATCH(op.InType, bucketize, op);
     break;
   case RESHAPE:
   case SQUEEZE:
@@ -1018,17 +1002,7 @@ llvm::Error runOperator(TFLiteModel::Op &op) {
     fullyConnected(op);
     break;
   case ARG_MAX:
-    switch (op.InType) {
-    case DType::Float32:
-      argMax<float>(op);
-      break;
-    case DType::Int32:
-      argMax<int32_t>(op);
-      break;
-    default:
-      argMax<int64_t>(op);
-      break;
-    }
+    MLGO_NUMERIC_DISPATCH(op.InType, argMax, op);
     break;
   case GATHER: {
     std::string error;
