@@ -4,17 +4,16 @@
 // where it loads, and say why.
 #include "mlgo/harvest/NativeSize.h"
 
+#include "support/FixtureSources.h"
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -22,7 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string Harvest = tool("harvest-logs");
 const std::string Clang = MLGO_CLANG;
 
 // Templates, a recursive template chain, small inline and static functions
@@ -47,38 +45,6 @@ std::string cppSource(int index, int functions) {
   return s + "}\n";
 }
 
-std::string cSource(int leaves, int mids) {
-  std::string s = "static int table[256];\n";
-  for (int f = 0; f < leaves; ++f)
-    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
-         ") ^ table[x & 255]; }\n";
-  for (int f = 0; f < mids; ++f) {
-    s += "int mid" + std::to_string(f) + "(int x) { return 0";
-    for (int k = 0; k < 6; ++k)
-      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
-    s += "; }\n";
-  }
-  return s;
-}
-
-std::vector<nlohmann::json> journal(const std::string &out) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(readFile(out + "/harvest.jsonl"));
-  for (std::string l; std::getline(in, l);)
-    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
-      lines.push_back(std::move(j));
-  return lines;
-}
-
-std::map<std::string, nlohmann::json> byModule(const std::string &out) {
-  std::map<std::string, nlohmann::json> m;
-  for (auto &j : journal(out))
-    m[j["module"].get<std::string>()] = j;
-  return m;
-}
-
-nlohmann::json summary(const std::string &out) { return nlohmann::json::parse(readFile(out + "/summary.json")); }
-
 class HarvestPlugin : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
@@ -93,7 +59,7 @@ protected:
       mustRun(Clang + " -x c++ -std=c++17" + flags + quote(d + "/src/" + name + ".cpp") + " -o " +
               quote(d + "/bc/" + name + ".bc"));
       name = "c" + std::to_string(i);
-      writeFile(d + "/src/" + name + ".c", cSource(20 * i, 30 * i));
+      writeFile(d + "/src/" + name + ".c", inlinerSource(20 * i, 30 * i, /*withDriver=*/false));
       mustRun(Clang + flags + quote(d + "/src/" + name + ".c") + " -o " + quote(d + "/bc/" + name + ".bc"));
     }
     mustRun(tool("make-corpus") + " -q --input_dir=" + quote(d + "/bc") + " --output_dir=" + quote(d + "/corpus") +
@@ -104,12 +70,12 @@ protected:
   static std::vector<std::string> modules() { return {"c1", "c2", "c3", "cxx1", "cxx2", "cxx3"}; }
 
   std::string harvest(const std::string &out, const std::string &flags = "") {
-    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
+    return harvestCommand(corpus(), out, flags);
   }
 
   // Every module's log equal in two runs, with decisions.
   void expectSameLogs(const std::string &a, const std::string &b) {
-    auto ja = byModule(a), jb = byModule(b);
+    auto ja = journalByModule(a), jb = journalByModule(b);
     for (const std::string &m : modules()) {
       ASSERT_EQ(ja[m]["status"], "ok") << m << ja[m].dump();
       ASSERT_EQ(jb[m]["status"], "ok") << m << jb[m].dump();
@@ -141,13 +107,13 @@ TEST_F(HarvestPlugin, DefaultPolicyLogsAndBitcodeEqualTheInteractiveHostAndPlain
     mustRun("opt-22 -passes='default<Oz>' " + quote(corpus() + "/" + m + ".bc") + " -o " + quote(plain));
     EXPECT_TRUE(readFile(plain) == readFile(Work / ("temps/" + m + "/optimized.bc"))) << m;
     if (m.starts_with("cxx"))
-      cxxDecisions += byModule(plugin)[m]["decisions"].get<size_t>();
+      cxxDecisions += journalByModule(plugin)[m]["decisions"].get<size_t>();
     // Readable by our reader, with the decision equal to the default.
     for (const LoggedObservation &o : readObservations(plugin + "/logs/" + m + ".log"))
       ASSERT_EQ(o["inlining_default"], o["inlining_decision"]) << m;
   }
   EXPECT_GT(cxxDecisions, 300u);
-  nlohmann::json s = summary(plugin);
+  nlohmann::json s = harvestSummary(plugin);
   EXPECT_EQ(s["mode"], "plugin");
   EXPECT_EQ(s["mode_reason"], "--mode=plugin");
   std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
@@ -165,9 +131,9 @@ TEST_F(HarvestPlugin, SeededRandomPolicyDecidesAsTheInteractiveHost) {
   for (const LoggedObservation &o : readObservations(plugin + "/logs/cxx2.log"))
     differ += o["inlining_default"] != o["inlining_decision"];
   EXPECT_GT(differ, 0u); // the random decisions are logged, not the default's
-  auto j = byModule(plugin)["cxx2"];
+  auto j = journalByModule(plugin)["cxx2"];
   EXPECT_TRUE(j["reward"].is_number()) << j.dump();
-  EXPECT_EQ(j["reward"], byModule(interactive)["cxx2"]["reward"]);
+  EXPECT_EQ(j["reward"], journalByModule(interactive)["cxx2"]["reward"]);
 }
 
 TEST_F(HarvestPlugin, ClangLoadsThePluginAndKeepsThePlainTextSize) {
@@ -193,7 +159,7 @@ TEST_F(HarvestPlugin, AutoPicksThePluginAndFallsBackWithTheReason) {
   // The first line says which mode and why.
   EXPECT_EQ(r.Err.find("INFO:root:compiler: opt-22 (LLVM 22), without development mode; using plugin mode (auto: "), 0u)
       << r.Err;
-  EXPECT_EQ(summary(Work / "auto")["mode"], "plugin");
+  EXPECT_EQ(harvestSummary(Work / "auto")["mode"], "plugin");
 
   // A compiler of another LLVM version: auto says why and runs interactively,
   // with the same log format.
@@ -206,7 +172,7 @@ TEST_F(HarvestPlugin, AutoPicksThePluginAndFallsBackWithTheReason) {
   EXPECT_NE(r.Err.find("using interactive mode (auto: no plugin ("), std::string::npos) << r.Err;
   EXPECT_NE(r.Err.find("is LLVM 21 and the plugin is built for LLVM 22"), std::string::npos) << r.Err;
   EXPECT_NE(r.Err.find("WARNING"), std::string::npos) << r.Err;
-  nlohmann::json s = summary(Work / "fallback");
+  nlohmann::json s = harvestSummary(Work / "fallback");
   EXPECT_EQ(s["mode"], "interactive");
   EXPECT_NE(s["mode_reason"].get<std::string>().find("LLVM 21"), std::string::npos) << s.dump();
   EXPECT_TRUE(readFile(Work / "fallback/logs/c1.log") == readFile(Work / "auto/logs/c1.log"));
@@ -235,7 +201,7 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
   // An unknown in-process policy: the plugin stops every compile with its reason.
   CommandResult r = run(harvest(Work / "unknown", "--mode=plugin --policy=nosuch:1 --modules_filter='c[0-9]'"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = byModule(Work / "unknown");
+  auto j = journalByModule(Work / "unknown");
   ASSERT_EQ(j.size(), 3u);
   for (auto &[m, line] : j) {
     EXPECT_EQ(line["status"], "failed") << line.dump();
@@ -248,7 +214,7 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
   writeFile(Work / "libbroken.so", "not an ELF file");
   r = run(harvest(Work / "noload", "--mode=plugin --modules_filter=c1 --plugin_path=" + quote(Work / "libbroken.so")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  j = byModule(Work / "noload");
+  j = journalByModule(Work / "noload");
   EXPECT_EQ(j["c1"]["reason"], "plugin_failed") << j["c1"].dump();
   EXPECT_NE(j["c1"]["detail"].get<std::string>().find("Could not load library"), std::string::npos) << j["c1"].dump();
 
@@ -263,7 +229,7 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
                                                             "exec opt-22 \"$@\"\n");
   r = run(harvest(Work / "crash", "--mode=plugin --modules_filter='c[0-9]' --opt_path=" + quote(crashing)));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  j = byModule(Work / "crash");
+  j = journalByModule(Work / "crash");
   EXPECT_EQ(j["c2"]["status"], "failed");
   EXPECT_EQ(j["c2"]["exit_status"], "signal 11 (Segmentation fault)");
   EXPECT_EQ(j["c1"]["status"], "ok");
@@ -273,20 +239,9 @@ TEST_F(HarvestPlugin, FailuresInsideThePluginAreReportedPerModule) {
 TEST_F(HarvestPlugin, KillNineAndResumeEqualsACleanRun) {
   std::string clean = Work / "clean", out = Work / "out";
   mustRun(harvest(clean, "--mode=plugin --num_workers=1"));
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", ("exec " + harvest(out, "--mode=plugin --num_workers=1") + " 2>/dev/null").c_str(),
-            nullptr);
-    ::_exit(127);
-  }
-  // The first record, not the options header that a run writes at once.
-  for (int i = 0; i < 6000 && readFile(out + "/harvest.jsonl").find("\"module\"") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ::kill(pid, SIGKILL);
-  int status;
-  ::waitpid(pid, &status, 0);
+  int status = killNineOnceJournaled(harvest(out, "--mode=plugin --num_workers=1"), out, std::chrono::milliseconds(5));
   ASSERT_TRUE(WIFSIGNALED(status));
-  size_t doneBefore = journal(out).size();
+  size_t doneBefore = harvestJournal(out).size();
   EXPECT_GE(doneBefore, 1u);
   EXPECT_LT(doneBefore, modules().size());
   CommandResult resumed = run(harvest(out, "--mode=plugin --num_workers=1"));
@@ -295,13 +250,10 @@ TEST_F(HarvestPlugin, KillNineAndResumeEqualsACleanRun) {
   EXPECT_EQ(listTree(out + "/logs"), listTree(clean + "/logs"));
   for (const std::string &f : listTree(clean + "/logs"))
     EXPECT_TRUE(readFile(out + "/logs/" + f) == readFile(clean + "/logs/" + f)) << f;
-  auto a = journal(out), b = journal(clean);
+  auto a = harvestJournalWithoutSeconds(out), b = harvestJournalWithoutSeconds(clean);
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i].erase("seconds");
-    b[i].erase("seconds");
+  for (size_t i = 0; i < a.size(); ++i)
     EXPECT_EQ(a[i], b[i]);
-  }
 }
 
 } // namespace

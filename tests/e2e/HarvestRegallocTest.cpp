@@ -2,6 +2,8 @@
 // with enough register pressure for thousands of eviction decisions.
 #include "mlgo/log/TrainingLog.h"
 
+#include "support/FixtureSources.h"
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
@@ -15,64 +17,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string Harvest = tool("harvest-logs");
 const std::string Clang = MLGO_CLANG;
 
-// Functions with `live` doubles alive across a loop: far more than x86-64's
-// 16 vector registers.
+// Three functions with more live doubles than x86-64's 16 vector registers.
 std::string pressureSource(int module) {
   std::string s = "extern int ext(int);\n";
-  for (int fn = 0; fn < 3; ++fn) {
-    int live = 24 + 8 * fn + 4 * module;
-    s += "double f" + std::to_string(fn) + "(double *a, int n) {\n";
-    for (int i = 0; i < live; ++i)
-      s += "  double v" + std::to_string(i) + " = a[" + std::to_string(i) + "] * " + std::to_string(i + 1) + ".5;\n";
-    s += "  for (int k = 0; k < n; ++k) {\n";
-    for (int i = 0; i < live; ++i)
-      s += "    v" + std::to_string(i) + " = v" + std::to_string(i) + " * a[k] + v" + std::to_string((i + 7) % live) +
-           ";\n";
-    s += "  }\n  return 0";
-    for (int i = 0; i < live; ++i)
-      s += " + v" + std::to_string(i);
-    s += ";\n}\n";
-  }
+  for (int fn = 0; fn < 3; ++fn)
+    s += pressureFunction("f" + std::to_string(fn), 24 + 8 * fn + 4 * module);
   return s;
-}
-
-std::map<std::string, nlohmann::json> journal(const std::string &out) {
-  std::map<std::string, nlohmann::json> m;
-  std::istringstream in(readFile(out + "/harvest.jsonl"));
-  for (std::string l; std::getline(in, l);) {
-    auto j = nlohmann::json::parse(l);
-    if (!j.contains("options")) // skip the header
-      m[j["module"].get<std::string>()] = j;
-  }
-  return m;
 }
 
 class HarvestRegalloc : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     Fixture = new TempDir();
-    std::string d = Fixture->path();
-    fs::create_directories(d + "/objs");
-    for (int m = 0; m < 3; ++m) {
-      writeFile(d + "/src/r" + std::to_string(m) + ".c", pressureSource(m));
-      mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/r" + std::to_string(m) + ".c -o r" +
-                  std::to_string(m) + ".o",
-              d + "/objs");
-    }
+    std::vector<std::pair<std::string, std::string>> sources;
+    for (int m = 0; m < 3; ++m)
+      sources.push_back({"r" + std::to_string(m), pressureSource(m)});
     // A module with no function bodies: llc never opens the channel.
-    writeFile(d + "/src/nobody.c", "int only_declared(int);\nint global = 3;\n");
-    mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/nobody.c -o nobody.o", d + "/objs");
-    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") +
-            " --output_dir=" + quote(d + "/corpus"));
+    sources.push_back({"nobody", "int only_declared(int);\nint global = 3;\n"});
+    makeEmbeddedBitcodeCorpus(Fixture->path(), sources, "-O2", ObjectListing::Directory);
   }
   static void TearDownTestSuite() { delete Fixture; }
   static std::string corpus() { return *Fixture / "corpus"; }
-  std::string harvest(const std::string &out, const std::string &flags) {
-    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
-  }
+  std::string harvest(const std::string &out, const std::string &flags) { return harvestCommand(corpus(), out, flags); }
   std::string script(const std::string &name, const std::string &body) { return writeScript(Work / name, body); }
 
   static TempDir *Fixture;
@@ -85,7 +53,7 @@ TEST_F(HarvestRegalloc, RandomEvictionsStayInsideTheMaskAndGetRewards) {
   CommandResult r =
       run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1 --tfrecord=" + quote(out + "/ra.tfrecord")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = journal(out);
+  auto j = journalByModule(out);
   ASSERT_EQ(j.size(), 4u);
   size_t total = 0, records = 0;
   for (int m = 0; m < 3; ++m) {
@@ -186,7 +154,7 @@ while True:
   CommandResult ok =
       run(harvest(Work / "first", "--problem=regalloc-evict --modules_filter=r0 --policy=exec:" + quote(first)));
   ASSERT_EQ(ok.ExitCode, 0) << ok.Err;
-  EXPECT_EQ(journal(Work / "first")["r0.o"]["status"], "ok") << journal(Work / "first")["r0.o"].dump();
+  EXPECT_EQ(journalByModule(Work / "first")["r0.o"]["status"], "ok") << journalByModule(Work / "first")["r0.o"].dump();
   EXPECT_GT(readObservations(Work / "first/logs/r0.o.log").size(), 50u);
 
   // Out-of-range and masked-out replies are never sent: the module fails cleanly.
@@ -196,7 +164,7 @@ while True:
     fs::remove_all(out);
     mustRun(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --compilation_timeout=20 --policy=exec:" +
                              quote(bad)));
-    auto j = journal(out)["r0.o"];
+    auto j = journalByModule(out)["r0.o"];
     EXPECT_EQ(j["reason"], "policy_error") << choice << j.dump();
     EXPECT_NE(j["detail"].get<std::string>().find("which the mask forbids"), std::string::npos) << j.dump();
     EXPECT_LT(j["seconds"].get<double>(), 10);
@@ -211,10 +179,10 @@ TEST_F(HarvestRegalloc, LlcOnOptimizedModules) {
   mustRun(Clang + " -O2 -c -emit-llvm " + quote(*Fixture / "src/r1.c") + " -o " + quote(bc + "/r1.bc"));
   mustRun(tool("make-corpus") + " -q --input_dir=" + quote(bc) + " --output_dir=" + quote(Work / "corpus"));
   std::string out = Work / "out";
-  CommandResult r = run(Harvest + " --progress_interval=0 --corpus=" + quote(Work / "corpus") +
-                        " --output_dir=" + quote(out) + " --problem=regalloc-evict --compiler=llc --policy=random:0.5");
+  CommandResult r =
+      run(harvestCommand(Work / "corpus", out, "--problem=regalloc-evict --compiler=llc --policy=random:0.5"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  EXPECT_GT(journal(out)["r1"]["decisions"].get<int>(), 100);
+  EXPECT_GT(journalByModule(out)["r1"]["decisions"].get<int>(), 100);
 }
 
 TEST_F(HarvestRegalloc, DefaultPolicyNeedsDevelopmentMode) {

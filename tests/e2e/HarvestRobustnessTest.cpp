@@ -2,6 +2,7 @@
 // output file system, a policy process that stops reading, a Ctrl-C sent to
 // the whole process group while real compilers start and run, a temps dir
 // on another file system. Real opt-22/llc-22 throughout.
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
@@ -26,52 +27,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 const std::string Harvest = tool("harvest-logs");
-
-// `leaves` small static functions and `mids` functions making six calls
-// each: about 7 * mids inlining decisions.
-std::string moduleSource(int leaves, int mids) {
-  std::string s = "static int table[256];\n";
-  for (int f = 0; f < leaves; ++f)
-    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
-         ") ^ table[x & 255]; }\n";
-  for (int f = 0; f < mids; ++f) {
-    s += "int mid" + std::to_string(f) + "(int x) { return 0";
-    for (int k = 0; k < 6; ++k)
-      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
-    s += "; }\n";
-  }
-  s += "int top(int x) { int s = 0; for (int k = 0; k < x; ++k) {\n";
-  for (int f = 0; f < mids; ++f)
-    s += "  s += mid" + std::to_string(f) + "(s + k);\n";
-  return s + "} return s; }\n";
-}
-
-std::map<std::string, nlohmann::json> byModule(const std::string &out) {
-  std::map<std::string, nlohmann::json> m;
-  std::istringstream in(readFile(out + "/harvest.jsonl"));
-  for (std::string l; std::getline(in, l);)
-    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
-      m[j["module"].get<std::string>()] = j;
-  return m;
-}
-
-nlohmann::json summary(const std::string &out) {
-  std::string text = readFile(out + "/summary.json");
-  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
-}
-
-// Live processes whose command line mentions `needle`.
-size_t processesMentioning(const std::string &needle) {
-  size_t count = 0;
-  for (const auto &entry : fs::directory_iterator("/proc")) {
-    std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid())
-      continue;
-    if (readFile(entry.path().string() + "/cmdline").find(needle) != std::string::npos)
-      ++count;
-  }
-  return count;
-}
 
 // The children of `parent` that have exited and not been reaped.
 std::set<std::string> zombieChildren(pid_t parent) {
@@ -141,28 +96,8 @@ bool catchesSigint(pid_t pid) {
   return false;
 }
 
-class HarvestRobustness : public ::testing::Test {
+class HarvestRobustness : public InlinerCorpusSuite {
 protected:
-  static void SetUpTestSuite() {
-    Fixture = new TempDir();
-    std::string d = Fixture->path();
-    std::string entries;
-    for (int i = 1; i <= 4; ++i) {
-      std::string name = "m" + std::to_string(i);
-      writeFile(d + "/src/" + name + ".c", moduleSource(30 * i, 40 * i));
-      fs::create_directories(d + "/objs");
-      std::string cmd =
-          std::string(MLGO_CLANG) + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o";
-      mustRun(cmd, d + "/objs");
-      entries +=
-          std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + d + "/objs\", \"command\": \"" + cmd + "\"}";
-    }
-    writeFile(d + "/cc.json", "[" + entries + "]");
-    mustRun(tool("extract-ir") + " -q --input=" + quote(d + "/cc.json") + " --output_dir=" + quote(d + "/corpus"));
-  }
-  static void TearDownTestSuite() { delete Fixture; }
-  static std::string corpus() { return *Fixture / "corpus"; }
-
   std::vector<std::string> harvestArgv(const std::string &out, std::vector<std::string> flags) {
     std::vector<std::string> argv = {Harvest, "--mode=interactive", "--progress_interval=0", "--corpus=" + corpus(),
                                      "--output_dir=" + out};
@@ -171,14 +106,13 @@ protected:
   }
   std::string harvest(const std::string &out, const std::string &flags = "") {
     // The harvester's own pipes and writes are under test: the interactive channel.
-    return Harvest + " --mode=interactive --progress_interval=0 --corpus=" + quote(corpus()) +
-           " --output_dir=" + quote(out) + " " + flags;
+    return harvestCommand(corpus(), out, "--mode=interactive " + flags);
   }
 
   // Every ok module with a log (log_written) has it, holding exactly the journal's
   // decisions; every log is an ok module's; no other status is recorded.
   void expectJournalMatchesLogs(const std::string &out, const std::string &what) {
-    auto j = byModule(out);
+    auto j = journalByModule(out);
     std::set<std::string> expected;
     for (auto &[module, line] : j) {
       EXPECT_EQ(line["status"], "ok") << what << ": an interrupt must not be recorded as a failure: " << line.dump();
@@ -191,10 +125,8 @@ protected:
     EXPECT_EQ(listTree(out + "/logs"), expected) << what;
   }
 
-  static TempDir *Fixture;
   TempDir Work;
 };
-TempDir *HarvestRobustness::Fixture = nullptr;
 
 // Defect: an unchecked raw_fd_ostream error aborted the whole run ("LLVM
 // ERROR: IO failure on output stream"), or SIGXFSZ killed it.
@@ -205,7 +137,7 @@ TEST_F(HarvestRobustness, FileSizeLimitCostsOnlyTheModulesThatExceedIt) {
   CommandResult r = run("prlimit --fsize=" + std::to_string(240 * 1024) + " " + harvest(out, "--num_workers=2"));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(r.Err.find("LLVM ERROR"), std::string::npos) << r.Err;
-  auto j = byModule(out);
+  auto j = journalByModule(out);
   ASSERT_EQ(j.size(), 4u) << r.Err;
   for (const char *module : {"m3.o", "m4.o"}) {
     EXPECT_EQ(j[module]["status"], "failed") << j[module].dump();
@@ -217,7 +149,7 @@ TEST_F(HarvestRobustness, FileSizeLimitCostsOnlyTheModulesThatExceedIt) {
     EXPECT_EQ(j[module]["status"], "ok") << j[module].dump();
     EXPECT_EQ(readObservations(out + "/logs/" + module + ".log").size(), j[module]["decisions"].get<size_t>());
   }
-  nlohmann::json s = summary(out);
+  nlohmann::json s = harvestSummary(out);
   EXPECT_EQ(s["modules"]["ok"], 2) << s.dump();
   EXPECT_EQ(s["modules"]["failed"], 2) << s.dump();
   EXPECT_FALSE(s.contains("stopped")) << s.dump();
@@ -239,13 +171,13 @@ TEST_F(HarvestRobustness, FullOutputFileSystemStopsTheRunWithASummary) {
   EXPECT_EQ(r.ExitCode, 1) << r.Err;
   EXPECT_EQ(r.Err.find("LLVM ERROR"), std::string::npos) << r.Err;
   EXPECT_NE(r.Err.find("stopped: the output file system is unusable"), std::string::npos) << r.Err;
-  auto j = byModule(out);
+  auto j = journalByModule(out);
   ASSERT_EQ(j.size(), 2u) << r.Err;
   EXPECT_EQ(j["m2.o"]["status"], "ok") << j["m2.o"].dump();
   EXPECT_EQ(readObservations(out + "/logs/m2.o.log").size(), j["m2.o"]["decisions"].get<size_t>());
   EXPECT_EQ(j["m1.o"]["reason"], "write_failed") << j["m1.o"].dump();
   EXPECT_NE(j["m1.o"]["detail"].get<std::string>().find("No space left on device"), std::string::npos);
-  nlohmann::json s = summary(out);
+  nlohmann::json s = harvestSummary(out);
   ASSERT_TRUE(s.is_object()) << r.Err;
   EXPECT_NE(s.value("stopped", "").find("No space left on device"), std::string::npos) << s.dump();
   EXPECT_EQ(s["modules"]["ok"], 1);
@@ -268,9 +200,9 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
                               capture / "err");
   // m4 is given up at ~5 s; check while m3 is in flight.
   auto start = Clock::now();
-  while (byModule(out).empty() && Clock::now() - start < std::chrono::seconds(25))
+  while (journalByModule(out).empty() && Clock::now() - start < std::chrono::seconds(25))
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto j = byModule(out);
+  auto j = journalByModule(out);
   EXPECT_EQ(j.size(), 1u) << "m4 was never given up: " << readFile(capture / "err");
   if (j.count("m4.o")) {
     EXPECT_NE(j["m4.o"]["status"], "ok") << j["m4.o"].dump();
@@ -290,8 +222,8 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
   ASSERT_TRUE(status) << "SIGTERM did not end the run: " << readFile(capture / "err");
   ASSERT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 130) << readFile(capture / "err");
-  EXPECT_EQ(summary(out).value("interrupted", false), true) << readFile(capture / "err");
-  EXPECT_EQ(byModule(out).count("m3.o"), 0u) << "the interrupted module is redone on resume, not recorded";
+  EXPECT_EQ(harvestSummary(out).value("interrupted", false), true) << readFile(capture / "err");
+  EXPECT_EQ(journalByModule(out).count("m3.o"), 0u) << "the interrupted module is redone on resume, not recorded";
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(processesMentioning(out), 0u) << "a compiler or policy process survived";
 }
@@ -316,7 +248,7 @@ TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
     ASSERT_TRUE(status) << what << ": SIGINT did not end the run";
     std::string err = readFile(Work / ("err" + std::to_string(probe)));
     ASSERT_TRUE(WIFEXITED(*status)) << what << err;
-    nlohmann::json s = summary(out);
+    nlohmann::json s = harvestSummary(out);
     ASSERT_TRUE(s.is_object()) << what << ": no summary.json; stderr:\n" << err;
     if (WEXITSTATUS(*status) == 0 && !s["interrupted"].get<bool>()) {
       ++finished; // the run ended before the signal
@@ -326,7 +258,7 @@ TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
     EXPECT_TRUE(s["interrupted"].get<bool>()) << what;
     EXPECT_NE(err.find("Run the same command again to resume"), std::string::npos) << what << err;
     expectJournalMatchesLogs(out, what);
-    EXPECT_EQ(s["modules"]["ok"].get<size_t>(), byModule(out).size()) << what;
+    EXPECT_EQ(s["modules"]["ok"].get<size_t>(), journalByModule(out).size()) << what;
     EXPECT_EQ(processesMentioning(out), 0u) << what << ": a compiler survived";
   }
   EXPECT_LT(finished, Probes / 4) << "most probes must interrupt a running harvest";
@@ -348,7 +280,7 @@ TEST_F(HarvestRobustness, TempsDirOnAnotherFileSystem) {
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--modules_filter='m[12]' --explicit_temps_dir=" + quote(temps)));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = byModule(out);
+  auto j = journalByModule(out);
   for (const char *module : {"m1.o", "m2.o"}) {
     EXPECT_EQ(j[module]["status"], "ok") << j[module].dump();
     EXPECT_EQ(readObservations(out + "/logs/" + module + ".log").size(), j[module]["decisions"].get<size_t>());

@@ -4,6 +4,7 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/log/TrainingLog.h"
 
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
@@ -25,55 +26,6 @@ namespace {
 const std::string Harvest = tool("harvest-logs");
 const std::string Clang = MLGO_CLANG;
 
-// A module with `leaves` small static functions, `mids` functions making six
-// calls each, and a driver: 6 * mids + mids inlinable call sites.
-std::string moduleSource(int leaves, int mids) {
-  std::string s = "static int table[256];\n";
-  for (int f = 0; f < leaves; ++f)
-    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
-         ") ^ table[x & 255]; }\n";
-  for (int f = 0; f < mids; ++f) {
-    s += "int mid" + std::to_string(f) + "(int x) { return 0";
-    for (int k = 0; k < 6; ++k)
-      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
-    s += "; }\n";
-  }
-  s += "int top(int x) { int s = 0; for (int k = 0; k < x; ++k) {\n";
-  for (int f = 0; f < mids; ++f)
-    s += "  s += mid" + std::to_string(f) + "(s + k);\n";
-  return s + "} return s; }\n";
-}
-
-// Live processes whose command line mentions `needle` (zombies have none).
-size_t processesMentioning(const std::string &needle) {
-  size_t count = 0;
-  for (const auto &entry : fs::directory_iterator("/proc")) {
-    std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid())
-      continue;
-    std::string cmdline = readFile(entry.path().string() + "/cmdline");
-    if (cmdline.find(needle) != std::string::npos)
-      ++count;
-  }
-  return count;
-}
-
-std::vector<nlohmann::json> journal(const std::string &out) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(readFile(out + "/harvest.jsonl"));
-  for (std::string l; std::getline(in, l);)
-    if (auto j = nlohmann::json::parse(l); !j.contains("options")) // skip the header
-      lines.push_back(std::move(j));
-  return lines;
-}
-
-std::map<std::string, nlohmann::json> byModule(const std::string &out) {
-  std::map<std::string, nlohmann::json> m;
-  for (auto &j : journal(out))
-    m[j["module"].get<std::string>()] = j;
-  return m;
-}
-
 // Every observation of a log: (inlining_default, inlining_decision).
 std::vector<std::pair<int64_t, int64_t>> decisions(const std::string &log) {
   std::vector<std::pair<int64_t, int64_t>> out;
@@ -82,29 +34,10 @@ std::vector<std::pair<int64_t, int64_t>> decisions(const std::string &log) {
   return out;
 }
 
-class HarvestLogs : public ::testing::Test {
+class HarvestLogs : public InlinerCorpusSuite {
 protected:
-  static void SetUpTestSuite() {
-    Fixture = new TempDir();
-    std::string d = Fixture->path();
-    std::string entries;
-    for (int i = 1; i <= 4; ++i) {
-      std::string name = "m" + std::to_string(i);
-      writeFile(d + "/src/" + name + ".c", moduleSource(30 * i, 40 * i));
-      fs::create_directories(d + "/objs");
-      std::string cmd = Clang + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o";
-      mustRun(cmd, d + "/objs");
-      entries +=
-          std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + d + "/objs\", \"command\": \"" + cmd + "\"}";
-    }
-    writeFile(d + "/cc.json", "[" + entries + "]");
-    mustRun(tool("extract-ir") + " -q --input=" + quote(d + "/cc.json") + " --output_dir=" + quote(d + "/corpus"));
-  }
-  static void TearDownTestSuite() { delete Fixture; }
-  static std::string corpus() { return *Fixture / "corpus"; }
-
   std::string harvest(const std::string &out, const std::string &flags = "") {
-    return Harvest + " --progress_interval=0 --corpus=" + quote(corpus()) + " --output_dir=" + quote(out) + " " + flags;
+    return harvestCommand(corpus(), out, flags);
   }
 
   // A fake opt: answers --version/--help-hidden like LLVM 22 and otherwise
@@ -121,10 +54,8 @@ protected:
                            body + "\n");
   }
 
-  static TempDir *Fixture;
   TempDir Work;
 };
-TempDir *HarvestLogs::Fixture = nullptr;
 
 TEST_F(HarvestLogs, DefaultPolicyReproducesTheOrdinaryInlinerByteForByte) {
   std::string out = Work / "out";
@@ -141,7 +72,7 @@ TEST_F(HarvestLogs, DefaultPolicyReproducesTheOrdinaryInlinerByteForByte) {
     total += ds.size();
     for (auto [def, taken] : ds)
       ASSERT_EQ(def, taken) << m;
-    auto j = byModule(out)[m];
+    auto j = journalByModule(out)[m];
     EXPECT_EQ(j["status"], "ok");
     EXPECT_EQ(j["decisions"], ds.size());
     EXPECT_EQ(j["streams"], 1);
@@ -181,7 +112,7 @@ TEST_F(HarvestLogs, ClangModeMatchesThePlainCompileAndLlvmSize) {
     auto theirs = berkeleyTextSize(plain);
     ASSERT_TRUE(static_cast<bool>(ours) && static_cast<bool>(theirs));
     EXPECT_EQ(*ours, *theirs) << m;
-    EXPECT_EQ(byModule(out)[m]["native_size"], *ours);
+    EXPECT_EQ(journalByModule(out)[m]["native_size"], *ours);
     // Our size is llvm-size's Berkeley "text" column.
     CommandResult size = run("llvm-size-22 " + quote(plain));
     std::istringstream lines(size.Out);
@@ -202,7 +133,7 @@ TEST_F(HarvestLogs, ExecPolicyEchoingTheDefaultEqualsTheDefaultPolicy) {
     EXPECT_EQ(readFile(Work / ("exec" + log)), readFile(Work / ("default" + log))) << log;
   }
   // A non-default policy gets a reward against the cached default size.
-  auto j = byModule(Work / "exec")["m1.o"];
+  auto j = journalByModule(Work / "exec")["m1.o"];
   EXPECT_EQ(j["reward"], 0.0);
   EXPECT_EQ(j["default_size"], j["native_size"]);
   EXPECT_NE(readFile(Work / "exec/default_sizes.jsonl").find("\"m1.o\""), std::string::npos);
@@ -217,7 +148,7 @@ TEST_F(HarvestLogs, RandomPolicyIsSeededAndRewarded) {
   for (auto [def, taken] : ds)
     differ += def != taken;
   EXPECT_GT(differ, 0u); // the log records the decision actually taken
-  auto j = byModule(Work / "a")["m1.o"];
+  auto j = journalByModule(Work / "a")["m1.o"];
   EXPECT_TRUE(j["reward"].is_number());
   EXPECT_DOUBLE_EQ(j["reward"].get<double>(),
                    1 - (j["native_size"].get<double>() + 0.01) / (j["default_size"].get<double>() + 0.01));
@@ -243,7 +174,7 @@ TEST_F(HarvestLogs, MisbehavingCompilersAreKilledAndReported) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(r.ExitCode, 0) << c.Name << r.Err;
     EXPECT_LT(seconds, 12) << c.Name;
-    auto j = byModule(out);
+    auto j = journalByModule(out);
     ASSERT_EQ(j.size(), 4u) << c.Name;
     EXPECT_EQ(j["m1.o"]["status"], c.Status) << c.Name << j["m1.o"].dump();
     EXPECT_EQ(j["m1.o"]["reason"], c.Reason) << c.Name << j["m1.o"].dump();
@@ -270,10 +201,10 @@ TEST_F(HarvestLogs, ExecPoliciesThatDieOrAnswerShortAreReported) {
       writeScript(Work / "short.sh", "#!/bin/sh\nhead -c 2800 >/dev/null; printf 'abc'; exit 0\n");
   CommandResult r = run(harvest(Work / "dies", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + dies));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = byModule(Work / "dies")["m1.o"];
+  auto j = journalByModule(Work / "dies")["m1.o"];
   EXPECT_EQ(j["reason"], "policy_error") << j.dump();
   r = run(harvest(Work / "short", "--modules_filter=m1 --compilation_timeout=10 --policy=exec:" + shortAnswer));
-  j = byModule(Work / "short")["m1.o"];
+  j = journalByModule(Work / "short")["m1.o"];
   EXPECT_EQ(j["reason"], "policy_error") << j.dump();
   EXPECT_NE(j["detail"].get<std::string>().find("3 of the 8 reply bytes"), std::string::npos) << j.dump();
   EXPECT_LT(j["seconds"].get<double>(), 5);
@@ -288,19 +219,10 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
   EXPECT_NE(run(harvest(clean, "--force --num_workers=1")).Err.find("4 of 4 modules ok"), std::string::npos);
 
   // Kill -9 once the first module is journaled, then run again.
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", ("exec " + harvest(out, "--num_workers=1") + " 2>/dev/null").c_str(), nullptr);
-    ::_exit(127);
-  }
   // Up to a minute: the first module (the largest) is slow on a loaded machine.
-  for (int i = 0; i < 6000 && readFile(out + "/harvest.jsonl").find("\"module\"") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ::kill(pid, SIGKILL);
-  int status;
-  ::waitpid(pid, &status, 0);
+  int status = killNineOnceJournaled(harvest(out, "--num_workers=1"), out, std::chrono::milliseconds(10));
   ASSERT_TRUE(WIFSIGNALED(status));
-  size_t doneBefore = journal(out).size();
+  size_t doneBefore = harvestJournal(out).size();
   EXPECT_GE(doneBefore, 1u);
   EXPECT_LT(doneBefore, 4u);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -311,13 +233,10 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
   EXPECT_EQ(listTree(out + "/logs"), listTree(clean + "/logs"));
   for (const std::string &f : listTree(clean + "/logs"))
     EXPECT_EQ(readFile(out + "/logs/" + f), readFile(clean + "/logs/" + f)) << f;
-  auto a = journal(out), b = journal(clean);
+  auto a = harvestJournalWithoutSeconds(out), b = harvestJournalWithoutSeconds(clean);
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i].erase("seconds");
-    b[i].erase("seconds");
+  for (size_t i = 0; i < a.size(); ++i)
     EXPECT_EQ(a[i], b[i]);
-  }
 }
 
 TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
@@ -340,9 +259,9 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);
-  for (int i = 0; i < 3000 && (journal(out).size() < 2 || readFile(count) != "3\n"); ++i)
+  for (int i = 0; i < 3000 && (harvestJournal(out).size() < 2 || readFile(count) != "3\n"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(journal(out).size(), 2u) << readFile(capture / "err");
+  ASSERT_EQ(harvestJournal(out).size(), 2u) << readFile(capture / "err");
   std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the third compile is running
   auto start = std::chrono::steady_clock::now();
   ::kill(-pid, SIGINT);
@@ -355,7 +274,7 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
       << readFile(capture / "err");
   // The two finished modules are recorded with their logs; the interrupted
   // one is not recorded at all (not as a failure): it is redone on resume.
-  auto done = byModule(out);
+  auto done = journalByModule(out);
   ASSERT_EQ(done.size(), 2u) << readFile(out + "/harvest.jsonl");
   for (auto &[module, line] : done) {
     EXPECT_EQ(line["status"], "ok") << line.dump();
@@ -373,7 +292,7 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
       run(harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60"));
   EXPECT_EQ(resumed.ExitCode, 0) << resumed.Err;
   EXPECT_NE(resumed.Err.find("resuming: 2 of 4 modules are already done"), std::string::npos) << resumed.Err;
-  EXPECT_EQ(journal(out).size(), 4u);
+  EXPECT_EQ(harvestJournal(out).size(), 4u);
 }
 
 TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
@@ -407,7 +326,7 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("with development mode; using development mode"), std::string::npos) << r.Err;
   EXPECT_EQ(readFile(out + "/logs/m1.o.log"), prepared);
-  EXPECT_EQ(byModule(out)["m1.o"]["decisions"], 1);
+  EXPECT_EQ(journalByModule(out)["m1.o"]["decisions"], 1);
   std::string argv = readFile(Work / "argv");
   EXPECT_NE(argv.find("-enable-ml-inliner=development"), std::string::npos) << argv;
   EXPECT_NE(argv.find("-ml-inliner-model-under-training=/models/inl"), std::string::npos) << argv;
@@ -422,7 +341,7 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
   // A corrupt -training-log fails the module with the reader's reason.
   writeFile(Work / "prepared.log", prepared.substr(0, prepared.size() - 5));
   mustRun(harvest(Work / "bad", "--opt_path=" + quote(opt) + " --modules_filter=m1"));
-  EXPECT_EQ(byModule(Work / "bad")["m1.o"]["reason"], "bad_training_log");
+  EXPECT_EQ(journalByModule(Work / "bad")["m1.o"]["reason"], "bad_training_log");
 }
 
 TEST_F(HarvestLogs, RefusesWhatCannotWork) {
@@ -452,7 +371,7 @@ TEST_F(HarvestLogs, RefusesWhatCannotWork) {
 TEST_F(HarvestLogs, SelectionShardsAndDataset) {
   mustRun(harvest(Work / "s0", "--shard=0/2"));
   mustRun("SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " + harvest(Work / "s1", "--shard=auto"));
-  auto s0 = byModule(Work / "s0"), s1 = byModule(Work / "s1");
+  auto s0 = journalByModule(Work / "s0"), s1 = journalByModule(Work / "s1");
   EXPECT_EQ(s0.size(), 2u);
   EXPECT_EQ(s1.size(), 2u);
   for (auto &[m, j] : s0)
@@ -463,18 +382,18 @@ TEST_F(HarvestLogs, SelectionShardsAndDataset) {
   EXPECT_EQ(s0.count("m2.o"), 1u);
 
   mustRun(harvest(Work / "f", "--modules_filter=m[34] --tfrecord=" + quote(Work / "f/trace.tfrecord")));
-  EXPECT_EQ(byModule(Work / "f").size(), 2u);
+  EXPECT_EQ(journalByModule(Work / "f").size(), 2u);
   CommandResult decoded =
       run("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
           quote(Work / "f/trace.tfrecord"));
   ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
   auto records = nlohmann::json::parse(decoded.Out);
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0]["inlining_decision"].size(), byModule(Work / "f")["m4.o"]["decisions"].get<size_t>());
+  EXPECT_EQ(records[0]["inlining_decision"].size(), journalByModule(Work / "f")["m4.o"]["decisions"].get<size_t>());
   EXPECT_EQ(records[0]["reward"][0][0], 0.0);
 
   mustRun(harvest(Work / "sample", "--sampling_rate=0.5 --seed=3"));
-  EXPECT_EQ(byModule(Work / "sample").size(), 2u);
+  EXPECT_EQ(journalByModule(Work / "sample").size(), 2u);
 }
 
 // The journal describes every log in the directory, whatever the selection
@@ -483,7 +402,7 @@ TEST_F(HarvestLogs, JournalKeepsEverySelectionAndRefusesOtherOptions) {
   std::string out = Work / "out";
   mustRun(harvest(out, "--modules_filter=m1"));
   mustRun(harvest(out, "--modules_filter=m2"));
-  auto j = byModule(out);
+  auto j = journalByModule(out);
   EXPECT_EQ(j.size(), 2u);
   EXPECT_EQ(j["m1.o"]["status"], "ok");
   EXPECT_EQ(j["m2.o"]["status"], "ok");

@@ -5,6 +5,7 @@
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/model/TFLiteModel.h"
 
+#include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
@@ -21,49 +22,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string Clang = MLGO_CLANG;
 const std::string Python = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_models.py");
 const std::string OracleScript = std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_oracle.js";
 // scripts/test.sh installs the oracle here with npm; the test does so itself when it is missing.
 const std::string OracleDir = MLGO_TFLITE_ORACLE_DIR;
 const std::string WasmDir = OracleDir + "/node_modules/@tensorflow/tfjs-tflite/wasm";
 
-std::string inlinerSource(int leaves, int mids) {
-  std::string s = "static int table[256];\n";
-  for (int f = 0; f < leaves; ++f)
-    s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
-         ") ^ table[x & 255]; }\n";
-  for (int f = 0; f < mids; ++f) {
-    s += "int mid" + std::to_string(f) + "(int x) { return 0";
-    for (int k = 0; k < 6; ++k)
-      s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
-    s += "; }\n";
-  }
-  s += "int top(int x) { int s = 0; for (int k = 0; k < x; ++k) {\n";
-  for (int f = 0; f < mids; ++f)
-    s += "  s += mid" + std::to_string(f) + "(s + k);\n";
-  return s + "} return s; }\n";
-}
-
-// Doubles alive across a loop: more than x86-64's vector registers.
-std::string pressureSource() {
-  std::string s;
-  for (int fn = 0; fn < 2; ++fn) {
-    int live = 24 + 8 * fn;
-    s += "double f" + std::to_string(fn) + "(double *a, int n) {\n";
-    for (int i = 0; i < live; ++i)
-      s += "  double v" + std::to_string(i) + " = a[" + std::to_string(i) + "] * " + std::to_string(i + 1) + ".5;\n";
-    s += "  for (int k = 0; k < n; ++k) {\n";
-    for (int i = 0; i < live; ++i)
-      s += "    v" + std::to_string(i) + " = v" + std::to_string(i) + " * a[k] + v" + std::to_string((i + 7) % live) +
-           ";\n";
-    s += "  }\n  return 0";
-    for (int i = 0; i < live; ++i)
-      s += " + v" + std::to_string(i);
-    s += ";\n}\n";
-  }
-  return s;
-}
+// Two functions with more live doubles than x86-64's vector registers.
+std::string pressureSource() { return pressureFunction("f0", 24) + pressureFunction("f1", 32); }
 
 std::vector<nlohmann::json> jsonLines(const std::string &text) {
   std::vector<nlohmann::json> out;
@@ -141,22 +107,12 @@ protected:
   static void SetUpTestSuite() {
     Fixture = new TempDir();
     std::string d = Fixture->path();
-    fs::create_directories(d + "/objs");
-    for (int i = 1; i <= 2; ++i) {
-      std::string name = "m" + std::to_string(i);
-      writeFile(d + "/src/" + name + ".c", inlinerSource(20 * i, 25 * i));
-      mustRun(Clang + " -Oz -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o", d + "/objs");
-    }
-    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") +
-            " --output_dir=" + quote(d + "/corpus"));
-    fs::create_directories(d + "/robjs");
-    writeFile(d + "/src/r.c", pressureSource());
-    mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/r.c -o r.o", d + "/robjs");
-    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/robjs") +
-            " --output_dir=" + quote(d + "/rcorpus"));
+    makeEmbeddedBitcodeCorpus(d, {{"m1", inlinerSource(20, 25)}, {"m2", inlinerSource(40, 50)}}, "-Oz",
+                              ObjectListing::Directory);
+    makeEmbeddedBitcodeCorpus(d, {{"r", pressureSource()}}, "-O2", ObjectListing::Directory, "r");
     // Real feature vectors: the default inliner, and random evictions.
-    mustRun(harvestCommand(d + "/corpus", d + "/default", "--policy=default"));
-    mustRun(harvestCommand(d + "/rcorpus", d + "/random", "--problem=regalloc-evict --policy=random:0.5:7"));
+    mustRun(harvest(d + "/corpus", d + "/default", "--policy=default"));
+    mustRun(harvest(d + "/rcorpus", d + "/random", "--problem=regalloc-evict --policy=random:0.5:7"));
     writeFeatures(d + "/default/logs/m1.o.log", d + "/inliner_features.json");
     writeFeatures(d + "/random/logs/r.o.log", d + "/evict_features.json");
     writeObservations({d + "/default/logs/m1.o.log", d + "/default/logs/m2.o.log"}, d + "/inliner_obs.jsonl");
@@ -164,9 +120,8 @@ protected:
   }
   static void TearDownTestSuite() { delete Fixture; }
 
-  static std::string harvestCommand(const std::string &corpus, const std::string &out, const std::string &flags) {
-    return tool("harvest-logs") + " --progress_interval=0 --num_workers=2 --corpus=" + quote(corpus) +
-           " --output_dir=" + quote(out) + " " + flags;
+  static std::string harvest(const std::string &corpus, const std::string &out, const std::string &flags) {
+    return harvestCommand(corpus, out, "--num_workers=2 " + flags);
   }
   static std::string dir(const std::string &rel) { return *Fixture / rel; }
 
@@ -313,7 +268,7 @@ TEST_F(TFLitePolicy, EvictionShapedModelsAgreeWithTFLite) {
 TEST_F(TFLitePolicy, HarvestWithAnInlinerModelLogsTheOraclesDecisions) {
   std::string m = model("inliner", false, 2);
   std::string out = Work / "out";
-  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + m));
+  CommandResult r = run(harvest(dir("corpus"), out, "--policy=tflite:" + m));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   auto summary = nlohmann::json::parse(readFile(out + "/summary.json"));
   EXPECT_EQ(summary["modules"]["ok"], 2);
@@ -362,7 +317,7 @@ TEST_F(TFLitePolicy, HarvestWithAnInlinerModelLogsTheOraclesDecisions) {
 TEST_F(TFLitePolicy, PluginAndInteractiveHostLogTheSameBytes) {
   std::string m = model("inliner", false, 3);
   for (const char *mode : {"auto", "interactive"}) {
-    CommandResult r = run(harvestCommand(dir("corpus"), Work / mode, "--policy=tflite:" + m + " --mode=" + mode));
+    CommandResult r = run(harvest(dir("corpus"), Work / mode, "--policy=tflite:" + m + " --mode=" + mode));
     ASSERT_EQ(r.ExitCode, 0) << mode << ": " << r.Err;
   }
   auto summary = nlohmann::json::parse(readFile(Work / "auto/summary.json"));
@@ -381,7 +336,7 @@ TEST_F(TFLitePolicy, PluginAndInteractiveHostLogTheSameBytes) {
   EXPECT_EQ(records(Work / "auto"), records(Work / "interactive"));
   // The same with clang hosting the plugin.
   CommandResult c =
-      run(harvestCommand(dir("corpus"), Work / "clang", "--policy=tflite:" + m + " --mode=plugin --compiler=clang"));
+      run(harvest(dir("corpus"), Work / "clang", "--policy=tflite:" + m + " --mode=plugin --compiler=clang"));
   ASSERT_EQ(c.ExitCode, 0) << c.Err;
   EXPECT_GT(readObservations(Work / "clang/logs/m1.o.log").size(), 0u);
 }
@@ -390,7 +345,7 @@ TEST_F(TFLitePolicy, PluginAndInteractiveHostLogTheSameBytes) {
 // module inside the plugin with the evaluator's reason, as on the channel.
 TEST_F(TFLitePolicy, PluginReportsAModelThatDoesNotFitTheCompiler) {
   std::string m = model("malformed-shape-mismatch");
-  CommandResult h = run(harvestCommand(dir("corpus"), Work / "out", "--mode=plugin --policy=tflite:" + m));
+  CommandResult h = run(harvest(dir("corpus"), Work / "out", "--mode=plugin --policy=tflite:" + m));
   std::string journal = readFile(Work / "out/harvest.jsonl");
   EXPECT_NE(journal.find("plugin_failed"), std::string::npos) << journal;
   EXPECT_NE(journal.find("model input 'action_callee_users:0' is int64[2] (16 bytes)"), std::string::npos) << journal;
@@ -398,7 +353,7 @@ TEST_F(TFLitePolicy, PluginReportsAModelThatDoesNotFitTheCompiler) {
 
 TEST_F(TFLitePolicy, TheConstantModelInlinesEveryCallSiteOffered) {
   std::string out = Work / "out";
-  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + model("constant1")));
+  CommandResult r = run(harvest(dir("corpus"), out, "--policy=tflite:" + model("constant1")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   size_t total = 0;
   for (const char *name : {"m1.o", "m2.o"})
@@ -415,7 +370,7 @@ TEST_F(TFLitePolicy, TheConstantModelInlinesEveryCallSiteOffered) {
 TEST_F(TFLitePolicy, AModelEchoingTheDefaultReproducesTheDefaultHarvest) {
   // The full network, its arg-max forced to inlining_default (the bench's harvest model).
   std::string out = Work / "out";
-  CommandResult r = run(harvestCommand(dir("corpus"), out, "--policy=tflite:" + model("inliner_echo")));
+  CommandResult r = run(harvest(dir("corpus"), out, "--policy=tflite:" + model("inliner_echo")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   for (const char *name : {"m1.o", "m2.o"}) {
     auto echoed = readObservations(out + "/logs/" + name + ".log");
@@ -431,7 +386,7 @@ TEST_F(TFLitePolicy, AModelEchoingTheDefaultReproducesTheDefaultHarvest) {
 TEST_F(TFLitePolicy, HarvestEvictionsWithAnEvictionModel) {
   std::string m = model("evict", true, 1);
   std::string out = Work / "out";
-  CommandResult r = run(harvestCommand(dir("rcorpus"), out, "--problem=regalloc-evict --policy=tflite:" + m));
+  CommandResult r = run(harvest(dir("rcorpus"), out, "--problem=regalloc-evict --policy=tflite:" + m));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   auto logged = writeObservations({out + "/logs/r.o.log"}, Work / "logged.jsonl");
   ASSERT_GT(logged.size(), 50u);
@@ -461,13 +416,13 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
     EXPECT_NE(r.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << r.Err;
     EXPECT_NE(r.Err.find(m), std::string::npos) << "the error names the file: " << r.Err;
     // harvest-logs refuses it before compiling anything.
-    CommandResult h = run(harvestCommand(dir("corpus"), Work / ("out-" + c.Kind), "--policy=tflite:" + m));
+    CommandResult h = run(harvest(dir("corpus"), Work / ("out-" + c.Kind), "--policy=tflite:" + m));
     EXPECT_EQ(h.ExitCode, 1) << c.Kind;
     EXPECT_NE(h.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << h.Err;
   }
   // A model input whose size differs from the compiler's feature.
   std::string m = model("malformed-shape-mismatch");
-  CommandResult h = run(harvestCommand(dir("corpus"), Work / "out-shape", "--policy=tflite:" + m));
+  CommandResult h = run(harvest(dir("corpus"), Work / "out-shape", "--policy=tflite:" + m));
   EXPECT_NE(h.Err.find("model input 'action_callee_users:0' is int64[2] (16 bytes), but the compiler's feature "
                        "'callee_users' is int64_t[1] (8 bytes)"),
             std::string::npos)
@@ -475,8 +430,8 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
   auto journal = readFile(Work / "out-shape/harvest.jsonl");
   EXPECT_NE(journal.find("policy_error"), std::string::npos) << journal;
   // The inliner's model cannot decide evictions.
-  h = run(harvestCommand(dir("rcorpus"), Work / "out-wrong",
-                         "--problem=regalloc-evict --policy=tflite:" + model("constant1")));
+  h = run(
+      harvest(dir("rcorpus"), Work / "out-wrong", "--problem=regalloc-evict --policy=tflite:" + model("constant1")));
   EXPECT_EQ(h.ExitCode, 1);
   EXPECT_NE(h.Err.find("entry 0 is 'inlining_decision', but regalloc-evict policies decide 'index_to_evict'"),
             std::string::npos)

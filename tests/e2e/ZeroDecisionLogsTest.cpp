@@ -2,6 +2,8 @@
 // like LLVM's log_reader.py (every context line followed by an observation),
 // also when modules and functions have no decision: real opt-22/llc-22 on a
 // corpus with such modules, checked by an independent Python reader.
+#include "support/FixtureSources.h"
+#include "support/HarvestCorpus.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -13,26 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string Harvest = tool("harvest-logs");
 const std::string TrainingLog = tool("training-log");
-const std::string Clang = MLGO_CLANG;
 const std::string Reader =
     "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/independent_log_reader.py") + " ";
-
-// `live` doubles alive across a loop: more than x86-64's 16 vector registers.
-std::string pressureFunction(const std::string &name, int live) {
-  std::string s = "double " + name + "(double *a, int n) {\n";
-  for (int i = 0; i < live; ++i)
-    s += "  double v" + std::to_string(i) + " = a[" + std::to_string(i) + "] * " + std::to_string(i + 1) + ".5;\n";
-  s += "  for (int k = 0; k < n; ++k) {\n";
-  for (int i = 0; i < live; ++i)
-    s += "    v" + std::to_string(i) + " = v" + std::to_string(i) + " * a[k] + v" + std::to_string((i + 7) % live) +
-         ";\n";
-  s += "  }\n  return 0";
-  for (int i = 0; i < live; ++i)
-    s += " + v" + std::to_string(i);
-  return s + ";\n}\n";
-}
 
 const std::string Trivial = "int twice(int x) { return 2 * x; }\nint add(int a, int b) { return a + b; }\n";
 
@@ -40,8 +25,6 @@ class ZeroDecisionLogs : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     Fixture = new TempDir();
-    std::string d = Fixture->path();
-    fs::create_directories(d + "/objs");
     std::map<std::string, std::string> sources = {
         // inliner: call sites; none; no function bodies at all
         {"calls", "static int leaf(int x) { return x * 7; }\nint top(int x) { return leaf(x) + leaf(x + 1); }\n"},
@@ -50,28 +33,12 @@ protected:
         // regalloc: functions with evictions next to functions without
         {"mixed", pressureFunction("hot", 40) + Trivial},
     };
-    for (const auto &[name, text] : sources) {
-      writeFile(d + "/src/" + name + ".c", text);
-      mustRun(Clang + " -O2 -Xclang -fembed-bitcode=all -c ../src/" + name + ".c -o " + name + ".o", d + "/objs");
-    }
-    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(d + "/objs") +
-            " --output_dir=" + quote(d + "/corpus"));
+    makeEmbeddedBitcodeCorpus(Fixture->path(), {sources.begin(), sources.end()}, "-O2", ObjectListing::Directory);
   }
   static void TearDownTestSuite() { delete Fixture; }
 
   std::string harvest(const std::string &out, const std::string &flags) {
-    return Harvest + " --progress_interval=0 --mode=interactive --corpus=" + quote(*Fixture / "corpus") +
-           " --output_dir=" + quote(out) + " " + flags;
-  }
-  static std::map<std::string, nlohmann::json> journal(const std::string &out) {
-    std::map<std::string, nlohmann::json> m;
-    std::istringstream in(readFile(out + "/harvest.jsonl"));
-    for (std::string l; std::getline(in, l);) {
-      auto j = nlohmann::json::parse(l);
-      if (!j.contains("options")) // skip the header
-        m[j["module"].get<std::string>()] = j;
-    }
-    return m;
+    return harvestCommand(*Fixture / "corpus", out, "--mode=interactive " + flags);
   }
   // Every log below out/logs, read by the independent reader, by validate
   // (strict) and by stats.
@@ -105,7 +72,7 @@ TEST_F(ZeroDecisionLogs, InlinerModulesWithoutCallSitesGetNoLog) {
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--tfrecord=" + quote(out + "/trace.tfrecord")));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = journal(out);
+  auto j = journalByModule(out);
   ASSERT_EQ(j.size(), 4u);
   EXPECT_GT(j["calls.o"]["decisions"].get<int>(), 0);
   EXPECT_EQ(j["calls.o"]["log_written"], true);
@@ -132,7 +99,7 @@ TEST_F(ZeroDecisionLogs, RegallocFunctionsWithoutEvictionsGetNoContextLine) {
   std::string out = Work / "out";
   CommandResult r = run(harvest(out, "--problem=regalloc-evict --policy=random:0.5:1"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  auto j = journal(out);
+  auto j = journalByModule(out);
   ASSERT_GT(j["mixed.o"]["decisions"].get<int>(), 0) << j["mixed.o"].dump();
   for (const char *module : {"nocalls.o", "nobody.o"}) {
     SCOPED_TRACE(module);

@@ -1,27 +1,21 @@
 #include "HarvestCorpus.h"
-#include <algorithm>
 
+#include "FixtureSources.h"
 #include "TestSupport.h"
 
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
 #include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 namespace mlgo::test {
 
 std::string makeHarvestCorpus(const std::string &dir, int count) {
   for (int i = 0; i < count; ++i) {
-    int leaves = 8 + i % 20, mids = 10 + (i * 7) % 40;
-    std::string s = "static int table[256];\n";
-    for (int f = 0; f < leaves; ++f)
-      s += "static int leaf" + std::to_string(f) + "(int x) { return (x * " + std::to_string(f + 3) +
-           ") ^ table[x & 255]; }\n";
-    for (int f = 0; f < mids; ++f) {
-      s += "int mid" + std::to_string(f) + "_" + std::to_string(i) + "(int x) { return 0";
-      for (int k = 0; k < 6; ++k)
-        s += " + leaf" + std::to_string((f * 7 + k) % leaves) + "(x + " + std::to_string(k) + ")";
-      s += "; }\n";
-    }
+    std::string s = inlinerSource(8 + i % 20, 10 + (i * 7) % 40, /*withDriver=*/false, "_" + std::to_string(i));
     writeFile(dir + "/src/m" + std::to_string(i) + ".c", s);
   }
   mustRun("mkdir -p bc && ls src | sed 's/\\.c$//' | xargs -P2 -I{} " + quote(MLGO_CLANG) +
@@ -29,6 +23,100 @@ std::string makeHarvestCorpus(const std::string &dir, int count) {
           dir);
   mustRun(tool("make-corpus") + " -q --input_dir=" + quote(dir + "/bc") + " --output_dir=" + quote(dir + "/corpus"));
   return dir + "/corpus";
+}
+
+std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
+                                      const std::vector<std::pair<std::string, std::string>> &sources,
+                                      const std::string &clangFlags, ObjectListing listing, const std::string &prefix) {
+  const std::string objs = dir + "/" + prefix + "objs", corpus = dir + "/" + prefix + "corpus";
+  std::filesystem::create_directories(objs);
+  std::string entries;
+  for (const auto &[name, source] : sources) {
+    writeFile(dir + "/src/" + name + ".c", source);
+    std::string cmd = std::string(MLGO_CLANG) + " " + clangFlags + " -Xclang -fembed-bitcode=all -c ../src/" + name +
+                      ".c -o " + name + ".o";
+    mustRun(cmd, objs);
+    entries +=
+        std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + objs + "\", \"command\": \"" + cmd + "\"}";
+  }
+  if (listing == ObjectListing::CompileCommands) {
+    writeFile(dir + "/cc.json", "[" + entries + "]");
+    mustRun(tool("extract-ir") + " -q --input=" + quote(dir + "/cc.json") + " --output_dir=" + quote(corpus));
+  } else {
+    mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(objs) +
+            " --output_dir=" + quote(corpus));
+  }
+  return corpus;
+}
+
+std::string makeInlinerCompileDbCorpus(const std::string &dir) {
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (int i = 1; i <= 4; ++i)
+    sources.push_back({"m" + std::to_string(i), inlinerSource(30 * i, 40 * i)});
+  return makeEmbeddedBitcodeCorpus(dir, sources, "-Oz", ObjectListing::CompileCommands);
+}
+
+TempDir *InlinerCorpusSuite::Fixture = nullptr;
+
+void InlinerCorpusSuite::SetUpTestSuite() {
+  Fixture = new TempDir();
+  makeInlinerCompileDbCorpus(Fixture->path());
+}
+
+void InlinerCorpusSuite::TearDownTestSuite() {
+  delete Fixture;
+  Fixture = nullptr;
+}
+
+std::string harvestCommand(const std::string &corpus, const std::string &out, const std::string &flags) {
+  return tool("harvest-logs") + " --progress_interval=0 --corpus=" + quote(corpus) + " --output_dir=" + quote(out) +
+         " " + flags;
+}
+
+int killNineOnceJournaled(const std::string &command, const std::string &harvestDir,
+                          std::chrono::milliseconds pollInterval) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("exec " + command + " 2>/dev/null").c_str(), nullptr);
+    ::_exit(127);
+  }
+  // The first record, not the options header that a run writes at once.
+  for (int i = 0; i < 6000 && readFile(harvestDir + "/harvest.jsonl").find("\"module\"") == std::string::npos; ++i)
+    std::this_thread::sleep_for(pollInterval);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+std::vector<nlohmann::json> harvestJournal(const std::string &harvestDir) {
+  std::vector<nlohmann::json> records;
+  std::istringstream in(readFile(harvestDir + "/harvest.jsonl"));
+  for (std::string line; std::getline(in, line);)
+    if (auto j = nlohmann::json::parse(line); !j.contains("options")) // skip the header
+      records.push_back(std::move(j));
+  return records;
+}
+
+std::vector<nlohmann::json> harvestJournalWithoutSeconds(const std::string &harvestDir) {
+  std::vector<nlohmann::json> records = harvestJournal(harvestDir);
+  for (nlohmann::json &j : records)
+    j.erase("seconds");
+  return records;
+}
+
+std::map<std::string, nlohmann::json> journalByModule(const std::string &harvestDir) {
+  std::map<std::string, nlohmann::json> byModule;
+  for (nlohmann::json &j : harvestJournal(harvestDir)) {
+    std::string module = j["module"].get<std::string>(); // before the move: operator= takes its argument by value
+    byModule[module] = std::move(j);
+  }
+  return byModule;
+}
+
+nlohmann::json harvestSummary(const std::string &harvestDir) {
+  std::string text = readFile(harvestDir + "/summary.json");
+  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
 }
 
 std::string journalWithoutTimings(const std::string &harvestDir) {

@@ -1,8 +1,17 @@
-// Generated corpora for harvest tests that need many modules: real clang-22
-// bitcode of varied sizes, made into a corpus by the real make-corpus.
+// Corpora for harvest tests, built from C sources by the real clang-22 and
+// made into corpora by the real make-corpus / extract-ir; the harvest-logs
+// command line over them; readers of what a harvest writes.
 #pragma once
 
+#include "TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlgo::test {
 
@@ -12,8 +21,61 @@ namespace mlgo::test {
 /// unoptimized bitcode, and makes `<dir>/corpus`. Returns the corpus path.
 std::string makeHarvestCorpus(const std::string &dir, int count);
 
+/// How extract-ir finds the objects of makeEmbeddedBitcodeCorpus.
+enum class ObjectListing {
+  Directory,       // --input_type=directory over the objects directory
+  CompileCommands, // --input=<dir>/cc.json, a compilation database of the compiles
+};
+
+/// Writes each (name, C source) to <dir>/src/<name>.c, compiles it with
+/// clang-22 `clangFlags` and embedded bitcode to <dir>/<prefix>objs/<name>.o
+/// (command run in that directory, source as ../src/<name>.c) and extracts
+/// them with extract-ir into <dir>/<prefix>corpus. Returns the corpus path.
+std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
+                                      const std::vector<std::pair<std::string, std::string>> &sources,
+                                      const std::string &clangFlags, ObjectListing listing,
+                                      const std::string &prefix = "");
+
+/// The four-module inliner corpus of the harvest-logs tests in <dir>/corpus:
+/// m1..m4 with inlinerSource(30 * i, 40 * i), -Oz, through a compilation database.
+std::string makeInlinerCompileDbCorpus(const std::string &dir);
+
+/// Base of the test suites that harvest makeInlinerCompileDbCorpus: built once
+/// per suite, in a directory removed after it.
+class InlinerCorpusSuite : public ::testing::Test {
+protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  static std::string corpus() { return *Fixture / "corpus"; }
+
+private:
+  static TempDir *Fixture;
+};
+
+/// The harvest-logs command harvesting `corpus` into `out` (no progress
+/// lines), with `flags` appended.
+std::string harvestCommand(const std::string &corpus, const std::string &out, const std::string &flags = "");
+
+/// Runs `command` (a harvest into `harvestDir`) in the background, SIGKILLs it
+/// once the journal holds its first module record (polled up to 6000 times,
+/// `pollInterval` apart) and returns its wait status.
+int killNineOnceJournaled(const std::string &command, const std::string &harvestDir,
+                          std::chrono::milliseconds pollInterval);
+
+/// The journal records of a harvest directory, header skipped, in file order.
+std::vector<nlohmann::json> harvestJournal(const std::string &harvestDir);
+
+/// harvestJournal without each record's `seconds` timing, in file order.
+std::vector<nlohmann::json> harvestJournalWithoutSeconds(const std::string &harvestDir);
+
+/// The journal records of a harvest directory by module name (the last wins).
+std::map<std::string, nlohmann::json> journalByModule(const std::string &harvestDir);
+
+/// summary.json of a harvest directory; null when it is missing or empty.
+nlohmann::json harvestSummary(const std::string &harvestDir);
+
 /// Journal lines of a harvest directory without the `seconds` timing field,
-/// in file order, as JSON text.
+/// sorted (records come in no fixed order), as JSON text.
 std::string journalWithoutTimings(const std::string &harvestDir);
 
 /// summary.json without timings (seconds, decisions_per_second,

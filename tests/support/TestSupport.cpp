@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -93,6 +94,18 @@ std::string writeScript(const std::string &path, const std::string &body) {
   writeFile(path, body);
   fs::permissions(path, fs::perms::owner_all);
   return path;
+}
+
+size_t processesMentioning(const std::string &needle) {
+  size_t count = 0;
+  for (const auto &entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == ::getpid())
+      continue;
+    if (readFile(entry.path().string() + "/cmdline").find(needle) != std::string::npos)
+      ++count;
+  }
+  return count;
 }
 
 void compileC(const std::string &source, const std::string &object, const std::string &flags) {

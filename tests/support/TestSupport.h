@@ -45,6 +45,10 @@ std::set<std::string> listTree(const std::string &dir, bool includeHidden = fals
 /// Writes an executable script.
 std::string writeScript(const std::string &path, const std::string &body);
 
+/// How many live processes (other than this one) have `needle` in their
+/// command line; zombies, which have none, do not count.
+size_t processesMentioning(const std::string &needle);
+
 /// Compiles C source text to an object with clang-22 and embedded bitcode.
 void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");
 

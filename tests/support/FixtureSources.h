@@ -1,0 +1,18 @@
+// C sources the end-to-end tests compile with the real clang-22: modules with
+// many inlinable call sites, and functions with high register pressure.
+#pragma once
+
+#include <string>
+
+namespace mlgo::test {
+
+/// A module with `leaves` small static functions and `mids` functions making
+/// six calls each (mid<f><midSuffix>); with `withDriver`, also `top`, calling
+/// every mid in a loop: 6 * mids (+ mids) inlinable call sites.
+std::string inlinerSource(int leaves, int mids, bool withDriver = true, const std::string &midSuffix = "");
+
+/// A function `name` keeping `live` doubles alive across a loop: beyond x86-64's
+/// 16 vector registers, it makes the register allocator evict.
+std::string pressureFunction(const std::string &name, int live);
+
+} // namespace mlgo::test
