@@ -9,7 +9,9 @@
 #   objects floor: cp -r of the same object tree (what is read)
 #   output floor:  cp -r of the corpus extract-ir writes (what is written:
 #                  2 files per module), from a warm copy of that corpus
-#   extract-ir:    extract-ir --num_workers=2 over its compile_commands.json
+#   extract-ir:    extract-ir --num_workers=2 over its compile_commands.json,
+#                  durable (the default: every file fdatasync'ed before its
+#                  journal line) and with --no_fsync (cp's own guarantee)
 # writing to disk (bench/.work) and to memory (/dev/shm, when present), and
 # prints both ratios and extract-ir's peak RSS. Disk figures on a shared VM
 # swing with the host's I/O load: compare the two columns of one run only.
@@ -64,8 +66,8 @@ min() { if [ -z "$1" ] || [ "$(echo "$2 < $1" | bc -l)" = 1 ]; then echo "$2"; e
 
 targets=("disk:$work/out")
 [ -d /dev/shm ] && [ -w /dev/shm ] && targets+=("memory:/dev/shm/mlgo-bench-$$")
-printf '%-6s %-7s %-10s %-9s %-9s %-10s %-9s %-9s %-11s\n' N fs objects_MB cp_obj_s cp_out_s extract_s x_cp_obj x_cp_out \
-  peak_RSS_MB
+printf '%-6s %-7s %-10s %-9s %-9s %-10s %-9s %-9s %-12s %-9s %-11s\n' N fs objects_MB cp_obj_s cp_out_s extract_s x_cp_obj \
+  x_cp_out no_fsync_s x_cp_obj peak_RSS_MB
 for n in "${sizes[@]}"; do
   dir=$work/extract_$n
   generate "$n" "$dir"
@@ -74,7 +76,7 @@ for n in "${sizes[@]}"; do
   for target in "${targets[@]}"; do
     fs=${target%%:*} out=${target#*:}
     mkdir -p "$out"
-    floor="" outfloor="" ours=""
+    floor="" outfloor="" ours="" quick=""
     # The corpus to copy for the output floor, kept warm in the page cache.
     rm -rf "$work/corpus_$n" && "$bin/extract-ir" --num_workers=2 -q --input="$dir/compile_commands.json" \
       --output_dir="$work/corpus_$n" && rm -rf "$work/corpus_$n/.mlgo-corpus"
@@ -84,13 +86,16 @@ for n in "${sizes[@]}"; do
       outfloor=$(min "$outfloor" "$(time_once "$out/copy" cp -r "$work/corpus_$n" "$out/copy")")
       ours=$(min "$ours" "$(time_once "$out/corpus" "$bin/extract-ir" --num_workers=2 -q \
         --input="$dir/compile_commands.json" --output_dir="$out/corpus")")
+      quick=$(min "$quick" "$(time_once "$out/corpus" "$bin/extract-ir" --num_workers=2 -q --no_fsync \
+        --input="$dir/compile_commands.json" --output_dir="$out/corpus")")
     done
     rss=$(rm -rf "$out/corpus" && sync && /usr/bin/time -f %M "$bin/extract-ir" --num_workers=2 -q \
       --input="$dir/compile_commands.json" --output_dir="$out/corpus" 2>&1 >/dev/null | tail -1)
     modules=$(grep -c '^    "' "$out/corpus/corpus_description.json" || true)
     [ "$modules" -eq "$n" ] || echo "bench: expected $n modules, the manifest lists $modules" >&2
-    printf '%-6s %-7s %-10s %-9.3f %-9.3f %-10.3f %-9.2f %-9.2f %-11.1f\n' "$n" "$fs" "$mb" "$floor" "$outfloor" \
-      "$ours" "$(echo "$ours / $floor" | bc -l)" "$(echo "$ours / $outfloor" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+    printf '%-6s %-7s %-10s %-9.3f %-9.3f %-10.3f %-9.2f %-9.2f %-12.3f %-9.2f %-11.1f\n' "$n" "$fs" "$mb" "$floor" \
+      "$outfloor" "$ours" "$(echo "$ours / $floor" | bc -l)" "$(echo "$ours / $outfloor" | bc -l)" "$quick" \
+      "$(echo "$quick / $floor" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
     rm -rf "$out"
   done
 done
