@@ -123,7 +123,8 @@ public:
 
   // One decision: the features are in `data` (consecutive, in order).
   bool decide(const char *data, bool defaultDecision) {
-    std::vector<StringRef> features;
+    std::vector<StringRef> &features = FeatureViews;
+    features.clear();
     size_t offset = 0;
     for (size_t bytes : FeatureBytes) {
       features.emplace_back(data + offset, bytes);
@@ -159,6 +160,9 @@ private:
       Stream = std::make_unique<raw_fd_ostream>(LogPath, ec);
       if (ec)
         fatal("cannot create " + LogPath + ": " + ec.message());
+      // An observation is a few hundred bytes: a large buffer keeps the
+      // write() calls out of the compile (the log is flushed at exit).
+      Stream->SetBufferSize(1 << 20);
       mlgo::LogHeader header;
       header.Features = Features;
       header.Features.insert(header.Features.end(), Extras.begin(), Extras.end());
@@ -171,7 +175,8 @@ private:
       Writer->switchContext(""); // the inliner's one context, written before its first observation
     }
     int64_t values[2] = {defaultDecision, decision};
-    std::vector<StringRef> pieces = {features};
+    std::vector<StringRef> &pieces = Pieces;
+    pieces.assign(1, features);
     for (const std::string &extra : ExtraBytes)
       pieces.push_back(extra);
     pieces.push_back(StringRef(reinterpret_cast<const char *>(values), sizeof(values)));
@@ -184,6 +189,7 @@ private:
 
   std::vector<mlgo::TensorSpec> Features, Extras;
   std::vector<size_t> FeatureBytes;
+  std::vector<StringRef> FeatureViews, Pieces; // reused by every decision
   std::vector<std::string> ExtraBytes;
   std::unique_ptr<mlgo::InProcessPolicy> Policy;
   std::string LogPath;
