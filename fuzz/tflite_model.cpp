@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto model = TFLiteModel::parse(bytes, "fuzz/model.tflite");
   if (!model) {
     std::string message = llvm::toString(model.takeError());
-    FUZZ_CHECK(message.find("fuzz/model.tflite") != std::string::npos, "an error that does not name the file: " + message);
+    FUZZ_CHECK(message.find("fuzz/model.tflite") != std::string::npos,
+               "an error that does not name the file: " + message);
     return 0;
   }
   // Inputs: zeros (what LLVM feeds a model input the compiler lacks), then

@@ -411,10 +411,9 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     std::map<std::string, const Json *> values;
     for (const auto &[name, line] : records)
       values.emplace(name, &line->Value);
-    auto totals =
-        writeTFRecordDataset(harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir,
-                                                  *plan, values),
-                             o.TFRecordPath);
+    auto totals = writeTFRecordDataset(
+        harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir, *plan, values),
+        o.TFRecordPath);
     if (!totals)
       return totals.takeError();
   }

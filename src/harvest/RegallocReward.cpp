@@ -8,7 +8,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-
 namespace mlgo {
 
 llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef remarksPath) {

@@ -55,16 +55,17 @@ private:
   int64_t DefaultBytes = 0;
 };
 
-InProcessPolicyRegistration TFLite(
-    "tflite", "tflite:DIR: decides with the TFLite policy in DIR (model.tflite + output_spec.json), evaluated natively",
-    [](llvm::StringRef dir) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
-      if (dir.empty())
-        return llvm::createStringError("tflite:DIR needs the policy directory");
-      auto model = model::PolicyModel::load(dir); // once per compiler process
-      if (!model)
-        return model.takeError();
-      return std::make_unique<TFLiteDecisions>(std::move(*model));
-    });
+InProcessPolicyRegistration
+    TFLite("tflite",
+           "tflite:DIR: decides with the TFLite policy in DIR (model.tflite + output_spec.json), evaluated natively",
+           [](llvm::StringRef dir) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
+             if (dir.empty())
+               return llvm::createStringError("tflite:DIR needs the policy directory");
+             auto model = model::PolicyModel::load(dir); // once per compiler process
+             if (!model)
+               return model.takeError();
+             return std::make_unique<TFLiteDecisions>(std::move(*model));
+           });
 
 } // namespace
 } // namespace mlgo
