@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: the cost of durable writes (the default) against --no_fsync.
 #
-#   bench/durability.sh [N]     (default: 500)
+#   bench/durability.sh [N [all|make-corpus|harvest-logs]]     (default: 500 all)
 #
 # Generates an N-module corpus (small C modules, clang-22 -Oz -emit-llvm),
 # then times, alternating, twice each, into fresh output directories:
@@ -13,6 +13,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${MLGO_BUILD_DIR:-$root/build}/bin
 [ -x "$bin/harvest-logs" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 n=${1:-500}
+rows=${2:-all}
 work=$root/bench/.work/durability-$n
 if [ ! -f "$work/corpus/corpus_description.json" ]; then
   rm -rf "$work" && mkdir -p "$work/src" "$work/bc"
@@ -49,5 +50,7 @@ run_harvest() {
   local out=$1; shift
   "$bin/harvest-logs" -q --policy=default --num_workers=2 --corpus="$work/corpus" --output_dir="$out" "$@"
 }
-row make-corpus run_make_corpus
-row harvest-logs run_harvest
+case $rows in
+all | make-corpus) row make-corpus run_make_corpus ;;&
+all | harvest-logs) row harvest-logs run_harvest ;;
+esac

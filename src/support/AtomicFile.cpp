@@ -41,6 +41,7 @@ llvm::Error writeAll(int fd, llvm::StringRef data, const std::string &path) {
 std::string procFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 std::atomic<bool> Durable{true};
+std::atomic<bool> SyncDeferred{false};
 std::atomic<bool> UnnamedFilesEnabled{true};
 
 // Gives the unnamed file `fd` the name `target`. linkat(AT_EMPTY_PATH) needs
@@ -76,17 +77,18 @@ llvm::Error renameOver(const std::string &from, const std::string &to) {
 } // namespace
 
 void setDurableWrites(bool durable) { Durable = durable; }
+void setSyncDeferred(bool deferred) { SyncDeferred = deferred; }
 bool durableWrites() { return Durable; }
 void setUnnamedFilesEnabled(bool enabled) { UnnamedFilesEnabled = enabled; }
 
 llvm::Error syncFileDescriptor(int fd, llvm::StringRef path) {
-  if (!Durable || ::fdatasync(fd) == 0)
+  if (!Durable || SyncDeferred || ::fdatasync(fd) == 0)
     return llvm::Error::success();
   return errnoError(errno, "cannot flush to disk", path.str());
 }
 
 llvm::Error syncFile(llvm::StringRef path) {
-  if (!Durable)
+  if (!Durable || SyncDeferred)
     return llvm::Error::success();
   std::string p = path.str();
   int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
@@ -98,7 +100,7 @@ llvm::Error syncFile(llvm::StringRef path) {
 }
 
 llvm::Error syncDirectory(llvm::StringRef dir) {
-  if (!Durable)
+  if (!Durable || SyncDeferred)
     return llvm::Error::success();
   std::string d = dir.empty() ? "." : dir.str();
   int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -175,14 +175,44 @@ llvm::Error JournalAppender::appendLocked(const std::string &line) {
 llvm::Error JournalAppender::append(const nlohmann::ordered_json &record) {
   std::string line = jsonLine(record);
   std::lock_guard<std::mutex> lock(Mutex);
-  return appendLocked(line);
+  if (Batch == 0)
+    return appendLocked(line);
+  if (!FirstError.empty())
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), "%s", FirstError.c_str());
+  Held += line;
+  if (++HeldLines < Batch)
+    return llvm::Error::success();
+  return commitHeldLocked();
+}
+
+void JournalAppender::setGroupCommit(size_t batch) {
+  std::lock_guard<std::mutex> lock(Mutex);
+  Batch = batch;
+}
+
+llvm::Error JournalAppender::commitHeldLocked() {
+  if (HeldLines == 0 || Fd < 0)
+    return llvm::Error::success();
+  // Everything written to this file system so far (the held lines' files
+  // and directories) reaches the disk before any line that names it.
+  if (durableWrites() && ::syncfs(Fd) != 0) {
+    FirstError = "cannot flush to disk the file system of journal " + Path + ": " + std::strerror(errno);
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), "%s", FirstError.c_str());
+  }
+  std::string lines = std::move(Held);
+  Held.clear();
+  HeldLines = 0;
+  return appendLocked(lines);
 }
 
 llvm::Error JournalAppender::close() {
   std::lock_guard<std::mutex> lock(Mutex);
   if (Fd < 0)
     return llvm::Error::success();
-  llvm::Error e = syncFileDescriptor(Fd, Path);
+  llvm::Error e = commitHeldLocked();
+  // The journal's own last lines, whether or not file syncs are deferred.
+  if (!e && durableWrites() && ::fdatasync(Fd) != 0)
+    e = errnoError(errno, "cannot flush to disk", Path);
   if (::close(Fd) != 0 && !e)
     e = errnoError(errno, "cannot finish journal", Path);
   Fd = -1;

@@ -7,7 +7,10 @@
 
 #include "support/TestSupport.h"
 
+#include <algorithm>
+#include <set>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -135,6 +138,55 @@ TEST(Journal, AppendErrorsAreReported) {
   llvm::Error again = w.append({{"module", "a"}});
   ASSERT_TRUE(static_cast<bool>(again));
   llvm::consumeError(std::move(again));
+}
+
+// Group commit: lines are held until a batch is full (then written after one
+// syncfs), and close() writes what is held; concurrent appends lose nothing.
+TEST(Journal, GroupCommitWritesWholeBatchesAndCloseWritesTheRest) {
+  TempDir dir;
+  std::string path = dir / "j.jsonl";
+  auto lines = [&] {
+    std::string text = readFile(path);
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  };
+  {
+    JournalAppender w;
+    ASSERT_FALSE(static_cast<bool>(w.open(path, true, Options)));
+    w.setGroupCommit(3);
+    ASSERT_FALSE(static_cast<bool>(w.append({{"module", "a"}})));
+    ASSERT_FALSE(static_cast<bool>(w.append({{"module", "b"}})));
+    EXPECT_EQ(lines(), 1u); // the options header only: a and b are held
+    ASSERT_FALSE(static_cast<bool>(w.append({{"module", "c"}})));
+    EXPECT_EQ(lines(), 4u); // the batch is full: written
+    ASSERT_FALSE(static_cast<bool>(w.append({{"module", "d"}})));
+    EXPECT_EQ(lines(), 4u);
+    ASSERT_FALSE(static_cast<bool>(w.close()));
+    EXPECT_EQ(lines(), 5u);
+  }
+  auto contents = readJournalFile(path);
+  ASSERT_TRUE(static_cast<bool>(contents)) << llvm::toString(contents.takeError());
+  ASSERT_EQ(contents->Records.size(), 4u);
+  EXPECT_EQ(contents->Records[3]["module"], "d");
+
+  JournalAppender w;
+  ASSERT_FALSE(static_cast<bool>(w.open(path, true, Options)));
+  w.setGroupCommit(7);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&w, t] {
+      for (int i = 0; i < 100; ++i)
+        llvm::consumeError(w.append({{"module", std::to_string(t) + "." + std::to_string(i)}}));
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  ASSERT_FALSE(static_cast<bool>(w.close()));
+  contents = readJournalFile(path);
+  ASSERT_TRUE(static_cast<bool>(contents)) << llvm::toString(contents.takeError());
+  std::set<std::string> modules;
+  for (const auto &record : contents->Records)
+    modules.insert(record["module"].get<std::string>());
+  EXPECT_EQ(contents->Records.size(), 400u);
+  EXPECT_EQ(modules.size(), 400u);
 }
 
 // Both staging paths: O_TMPFILE (the default here) and named temporary files

@@ -13,12 +13,19 @@ namespace mlgo {
 
 /// Durability policy (process-wide, default on): every file we write is
 /// fdatasync'ed before it is renamed or linked into place, and its directory
-/// is fsync'ed after, so that a journal line naming the file (written later)
-/// never outlives the file's contents after a power loss. Off (the tools'
+/// is fsync'ed after (or, under group commit, all of them are made durable by
+/// one syncfs), so that a journal line naming the file (written later) never
+/// outlives the file's contents after a power loss. Off (the tools'
 /// --no_fsync), outputs are still atomic for crashes of the process, not of
 /// the machine.
 void setDurableWrites(bool durable);
 bool durableWrites();
+
+/// Group commit (JournalAppender::setGroupCommit): while deferred, the
+/// per-file and per-directory syncs below are skipped, because one syncfs()
+/// of the file system, made before the journal lines that name those files
+/// are written, makes them all durable at once.
+void setSyncDeferred(bool deferred);
 
 /// fdatasync(fd), when durable; an error names `path`.
 llvm::Error syncFileDescriptor(int fd, llvm::StringRef path);

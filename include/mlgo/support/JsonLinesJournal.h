@@ -62,13 +62,25 @@ public:
   /// Appends one line, safe from any thread. An error (disk full, I/O) is
   /// returned and remembered: every later append fails with it too.
   llvm::Error append(const nlohmann::ordered_json &record);
-  /// Flushes the journal to disk (when writes are durable) and closes it.
+  /// Group commit: appended lines are held and written `batch` at a time,
+  /// each batch after one syncfs() of the journal's file system, which makes
+  /// every file written before it durable (the tools defer their per-file
+  /// syncs meanwhile: setSyncDeferred). A killed run loses at most the held
+  /// lines: their modules are redone on resume. 0 (the default): every line
+  /// is written at once.
+  void setGroupCommit(size_t batch);
+  /// Writes the held lines (group commit), flushes the journal to disk (when
+  /// writes are durable) and closes it.
   llvm::Error close();
   const std::string &path() const { return Path; }
 
 private:
   llvm::Error appendLocked(const std::string &line);
+  llvm::Error commitHeldLocked();
   int Fd = -1;
+  size_t Batch = 0;
+  std::string Held; // lines waiting for the next group commit
+  size_t HeldLines = 0;
   std::string Path;
   std::string FirstError;
   std::mutex Mutex;
