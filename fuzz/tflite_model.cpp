@@ -9,6 +9,7 @@
 
 #include "mlgo/model/TFLiteModel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -25,13 +26,17 @@ std::vector<std::vector<char>> outputs(TFLiteModel &model) {
   return result;
 }
 
-// Fills every input with bytes taken in turn from `fill` (zeros if empty).
+// Fills every input with `fill` repeated (zeros if empty); a copy per
+// repetition, so that large input tensors cost little.
 void feed(TFLiteModel &model, llvm::StringRef fill) {
-  size_t at = 0;
   for (const mlgo::model::GraphPort &port : model.inputs()) {
     llvm::MutableArrayRef<char> bytes = model.data(port.Tensor);
-    for (char &byte : bytes)
-      byte = fill.empty() ? 0 : fill[at++ % fill.size()];
+    if (fill.empty()) {
+      std::memset(bytes.data(), 0, bytes.size());
+      continue;
+    }
+    for (size_t at = 0; at < bytes.size(); at += fill.size())
+      std::memcpy(bytes.data() + at, fill.data(), std::min(fill.size(), bytes.size() - at));
   }
 }
 

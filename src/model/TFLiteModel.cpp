@@ -55,6 +55,9 @@ const char *tensorTypeName(int type) {
 }
 
 constexpr size_t MaxElements = size_t(1) << 26; // a policy is small; refuse absurd shapes early
+// All tensors together (MLGO's policies need a few MB): a model file is
+// input, and its shapes alone must not decide how much memory we take.
+constexpr size_t MaxArenaBytes = size_t(64) << 20;
 } // namespace
 
 class ModelBuilder {
@@ -246,6 +249,9 @@ public:
     for (const TensorInfo &t : m.Tensors) {
       m.Offsets.push_back(total);
       total += (t.byteSize() + 7) & ~size_t(7);
+      if (total > MaxArenaBytes)
+        throw FlatBufferError{"its tensors need more than " + std::to_string(MaxArenaBytes >> 20) +
+                              " MiB together (the limit for a policy)"};
     }
     m.Arena.assign(total / 8 + 1, 0);
     char *base = reinterpret_cast<char *>(m.Arena.data());

@@ -409,6 +409,7 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
            {"malformed-custom-operator", "custom operator 'MlgoSecretSauce'"},
            {"malformed-quantized", "is quantized"},
            {"malformed-bad-output-spec", "names output 'no_such_output:0'"},
+           {"malformed-huge-tensors", "need more than 64 MiB together"},
        }) {
     std::string m = model(c.Kind);
     CommandResult r = run(tool("mlgo-policy") + " show " + quote(m));

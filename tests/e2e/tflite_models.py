@@ -425,6 +425,11 @@ def malformed(kind, features, rng):
         g.tensors[g.inputs[-1]]["name"] = "action_caller_users:0"
         g.inputs.append(g.tensor("action_callee_users:0", INT64, [2]))
         return g, s
+    if kind == "huge-tensors":  # 5 x 64 MiB of activations: far more than any policy needs
+        g, s = constant1(features, rng)
+        for k in range(5):
+            g.tensor("scratch_%d" % k, FLOAT32, [1 << 24])
+        return g, s
     if kind == "bad-output-spec":
         g, s = constant1(features, rng)
         return g, [spec("inlining_decision", "no_such_output:0", "int64_t", [1])]
