@@ -1,5 +1,7 @@
 #include "mlgo/log/TensorSpec.h"
 
+#include <limits>
+
 #include "llvm/Support/JSON.h"
 
 #include <cstring>
@@ -76,12 +78,20 @@ double TensorSpec::elementAsDouble(llvm::StringRef bytes, size_t i) const {
   }
 }
 
+// Truncation toward zero; NaN and values beyond int64's range give its
+// minimum (x86's conversion result) instead of undefined behaviour.
+static int64_t truncateToInt(double v) {
+  if (!(v > -9223372036854775808.0 - 1.0 && v < 9223372036854775808.0))
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 int64_t TensorSpec::elementAsInt(llvm::StringRef bytes, size_t i) const {
   switch (Type) {
   case ElementType::Float:
-    return static_cast<int64_t>(load<float>(bytes, i));
+    return truncateToInt(load<float>(bytes, i));
   case ElementType::Double:
-    return static_cast<int64_t>(load<double>(bytes, i));
+    return truncateToInt(load<double>(bytes, i));
   case ElementType::Int8:
     return load<int8_t>(bytes, i);
   case ElementType::UInt8:

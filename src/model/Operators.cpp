@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 namespace mlgo::model {
 namespace {
@@ -245,6 +246,28 @@ void prepareGatherMap(TFLiteModel::Op &op, const std::vector<int64_t> &inShape, 
   }
 }
 
+// Integer arithmetic wraps, as TFLite's kernels do on every machine we run
+// on; written in the unsigned type, where wrapping is defined (signed
+// overflow is undefined behaviour).
+template <typename T> inline T wrapAdd(T x, T y) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) + static_cast<std::make_unsigned_t<T>>(y));
+  else
+    return x + y;
+}
+template <typename T> inline T wrapSub(T x, T y) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) - static_cast<std::make_unsigned_t<T>>(y));
+  else
+    return x - y;
+}
+template <typename T> inline T wrapMul(T x, T y) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(y));
+  else
+    return x * y;
+}
+
 template <typename T> inline T activate(T x, int activation) {
   if constexpr (std::is_same_v<T, float>) {
     switch (activation) {
@@ -294,11 +317,11 @@ template <typename T> void arithmetic(const TFLiteModel::Op &op) {
   int act = op.Activation;
   switch (op.Code) {
   case ADD:
-    return binary<T>(op, [act](T x, T y) { return activate<T>(x + y, act); });
+    return binary<T>(op, [act](T x, T y) { return activate<T>(wrapAdd(x, y), act); });
   case SUB:
-    return binary<T>(op, [act](T x, T y) { return activate<T>(x - y, act); });
+    return binary<T>(op, [act](T x, T y) { return activate<T>(wrapSub(x, y), act); });
   case MUL:
-    return binary<T>(op, [act](T x, T y) { return activate<T>(x * y, act); });
+    return binary<T>(op, [act](T x, T y) { return activate<T>(wrapMul(x, y), act); });
   case DIV:
     return binary<T>(op, [act](T x, T y) { return activate<T>(x / y, act); });
   case SQUARED_DIFFERENCE:
@@ -316,7 +339,14 @@ template <typename From, typename To> void castAs(const TFLiteModel::Op &op) {
   for (size_t i = 0; i < op.N; ++i) {
     if constexpr (std::is_same_v<To, bool>)
       o[i] = a[i] != From(0);
-    else
+    else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+      // NaN and values out of To's range give To's minimum, as x86's
+      // conversion instruction does under TFLite (in C++ it is undefined).
+      double v = static_cast<double>(a[i]);
+      bool fits = v > static_cast<double>(std::numeric_limits<To>::min()) - 1.0 &&
+                  v < static_cast<double>(std::numeric_limits<To>::max()) + 1.0;
+      o[i] = fits ? static_cast<To>(a[i]) : std::numeric_limits<To>::min();
+    } else
       o[i] = static_cast<To>(a[i]);
   }
 }
@@ -400,10 +430,10 @@ template <typename T> void unary(const TFLiteModel::Op &op) {
     T x = a[i];
     switch (op.Code) {
     case ABS:
-      o[i] = x < T(0) ? T(0) - x : x;
+      o[i] = x < T(0) ? wrapSub(T(0), x) : x;
       break;
     case SQUARE:
-      o[i] = x * x;
+      o[i] = wrapMul(x, x);
       break;
     case RELU:
       o[i] = activate<T>(x, 1);
