@@ -245,9 +245,11 @@ llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, st
 }
 
 // Keeps the file now at `final` (if any) under a backup name, so that a
-// failed commit can put it back.
-void keepOlderVersion(const std::string &final, std::string &backup, bool &created) {
-  std::string name = temporaryNameIn(dirName(final), baseName(final).str() + ".old");
+// failed commit can put it back. The name is in the staging directory (same
+// file system), never beside `final`: a killed run's staging directory is
+// removed by the next run, so no backup is ever left among the outputs.
+void keepOlderVersion(const std::string &final, const std::string &stagingDir, std::string &backup, bool &created) {
+  std::string name = temporaryNameIn(stagingDir, baseName(final).str() + ".old");
   if (::link(final.c_str(), name.c_str()) == 0)
     backup = std::move(name);
   else
@@ -260,7 +262,7 @@ llvm::Error StagedFiles::commit() {
     llvm::Error e = llvm::Error::success();
     if (entry.Fd >= 0) {
       if (!(e = syncFileDescriptor(entry.Fd, entry.Final))) {
-        keepOlderVersion(entry.Final, entry.Backup, entry.Created);
+        keepOlderVersion(entry.Final, StagingDir, entry.Backup, entry.Created);
         int err = entry.Created ? linkUnnamed(entry.Fd, entry.Final) : EEXIST;
         if (err) {
           if (entry.Created && err != EEXIST) {
@@ -268,7 +270,7 @@ llvm::Error StagedFiles::commit() {
           } else {
             // Replace an existing file atomically: link to a temporary name, rename over.
             entry.Created = false;
-            std::string temporary = temporaryNameIn(dirName(entry.Final), baseName(entry.Final));
+            std::string temporary = temporaryNameIn(StagingDir, baseName(entry.Final));
             if (int err2 = linkUnnamed(entry.Fd, temporary))
               e = errnoError(err2, "cannot link", temporary);
             else
@@ -280,7 +282,7 @@ llvm::Error StagedFiles::commit() {
       entry.Fd = -1;
     } else {
       if (!(e = ensureDirectory(dirName(entry.Final)))) {
-        keepOlderVersion(entry.Final, entry.Backup, entry.Created);
+        keepOlderVersion(entry.Final, StagingDir, entry.Backup, entry.Created);
         e = renameOver(entry.Temporary, entry.Final);
       }
       ::unlink(entry.Temporary.c_str()); // gone already when renamed
