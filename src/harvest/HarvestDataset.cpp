@@ -22,14 +22,17 @@ std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef 
     std::string log = harvestLogPath(outputDir, module.Name);
     if (!llvm::sys::fs::exists(log))
       continue; // a module without decisions
-    if (problem == Problem::Inliner && (!j["native_size"].is_number() || j["native_size"].get<uint64_t>() == 0))
+    // find(), not operator[]: a record (a shard's journal is input) may lack a field.
+    auto size = j.find("native_size");
+    if (problem == Problem::Inliner && (size == j.end() || !size->is_number() || size->get<double>() <= 0))
       continue;
     DatasetInput input{log, {}};
+    auto reward = j.find("reward");
     if (isRegalloc(problem))
       input.Reward.How = RewardPolicy::Mode::Score;
-    else if (j["reward"].is_number()) {
+    else if (reward != j.end() && reward->is_number()) {
       input.Reward.How = RewardPolicy::Mode::Constant;
-      input.Reward.Value = static_cast<float>(j["reward"].get<double>());
+      input.Reward.Value = static_cast<float>(reward->get<double>());
     }
     inputs.push_back(std::move(input));
   }

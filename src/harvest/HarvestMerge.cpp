@@ -68,8 +68,6 @@ std::string journalHeader(const std::string &path) {
   return "";
 }
 
-std::string logIn(llvm::StringRef harvestDir, const std::string &module) { return harvestLogPath(harvestDir, module); }
-
 // A finished module whose journal line promises a log: ok, with decisions
 // made over a stream (regalloc modules without function bodies have none).
 bool promisesLog(const Json &j) {
@@ -150,7 +148,7 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
     auto it = shard.Journal.find(name);
     if (it == shard.Journal.end())
       shard.Absent.push_back(name);
-    else if (promisesLog(it->second.Value) && !llvm::sys::fs::exists(logIn(shard.Dir, name))) {
+    else if (promisesLog(it->second.Value) && !llvm::sys::fs::exists(harvestLogPath(shard.Dir, name))) {
       shard.Absent.push_back(name);
       shard.LogMissing.insert(name);
       shard.Journal.erase(it);
@@ -385,10 +383,10 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     journal += it->second.Text + "\n";
     lines.push_back(&it->second);
     records[name] = &it->second;
-    std::string log = logIn(shard.Dir, name);
+    std::string log = harvestLogPath(shard.Dir, name);
     if (!llvm::sys::fs::exists(log))
       continue;
-    if (llvm::Error e = placeLog(log, logIn(staging, name), o.HardLink))
+    if (llvm::Error e = placeLog(log, harvestLogPath(staging, name), o.HardLink))
       return e;
     ++result.Logs;
   }
