@@ -154,6 +154,36 @@ def journal(out):
         line(status="bogus"), '{"input":"torn']) )
 
 
+def harvest_journal(out):
+    """A shard directory as harvest-logs writes it (journal, summary, default-size
+    cache, joined by "\n--\n"), with lines copied from a real 2-shard harvest."""
+    t = "harvest_journal"
+    header = json.dumps({"options": {"corpus": "/data/corpus", "problem": "inliner", "compiler": "opt",
+                                     "opt_path": "opt-22", "passes": "default<Oz>", "llc_path": "llc-22",
+                                     "log_format": "interactive", "policy": "random:0.5:1", "shard": "1/2"}})
+    def record(module, status="ok", log=True, **kw):
+        r = {"module": module, "status": status, "reason": "" if status == "ok" else "compiler_failed",
+             "detail": "", "exit_status": "exit 0" if status == "ok" else "exit 1", "stderr_tail": "",
+             "seconds": 0.412, "decisions": 118 if log else 0, "streams": 0, "log_written": log,
+             "native_size": 1731 if status == "ok" else None, "default_size": 1802 if status == "ok" else None,
+             "reward": 0.0394 if status == "ok" else None}
+        r.update(kw)
+        return json.dumps(r)
+    journal = "\n".join([header, record("m10"), record("m3", log=False), record("dir/m7", "failed", False),
+                         record("m5", "timeout", False, reason="timeout"), record("m10", regalloc_score=12.5)]) + "\n"
+    summary = json.dumps({"mlgo_version": "mlgo-corpus 0.1.0 (git abc, LLVM 22.1.0)", "corpus": "/data/corpus",
+                          "problem": "inliner", "compiler": "opt", "mode": "plugin",
+                          "mode_reason": "auto: the plugin loaded cleanly", "policy": "random:0.5:1", "shard": "1/2",
+                          "interrupted": False, "modules": {"planned": 6, "ok": 2, "failed": 1, "timeout": 1,
+                                                            "skipped_done": 0, "without_log": 1},
+                          "decisions": 236, "seconds": 3.5, "decisions_per_second": 67.4,
+                          "harvester_peak_rss_kb": 58000, "harvester_cpu_seconds": 0.8}, indent=2)
+    cache = header + "\n" + json.dumps({"module": "m10", "native_size": 1802}) + "\n"
+    write(out, t, "shard", journal + "\n--\n" + summary + "\n--\n" + cache)
+    write(out, t, "torn", journal + record("m11")[:40])
+    write(out, t, "wrong-types", header + "\n" + record("m1", decisions="5", log_written=1) + "\n--\n{\"shard\": 1}")
+
+
 def objects(out, clang, llvm_ar):
     t = "object_sections"
     with tempfile.TemporaryDirectory() as tmp:
@@ -217,7 +247,7 @@ def main():
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
-                 tfrecords, journal):
+                 tfrecords, journal, harvest_journal):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)

@@ -14,7 +14,7 @@ packages=(
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
   python3-flatbuffers
-  slurm-wlm munge
+  slurm-wlm munge strace
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -50,7 +50,7 @@ mkdir -p "$out/slurm-logs"
 export MLGO_HARVEST_LOGS=$harvest MLGO_MERGE_HARVEST=$merge
 
 array=$(sbatch --parsable --array="0-$((count - 1))" --chdir="$out" -o "$out/slurm-logs/harvest-%A_%a.out" \
-  "${sbatch_options[@]}" "$here/harvest.sbatch" "$corpus" "$out" "${harvest_flags[@]}")
+  "${sbatch_options[@]}" "$here/harvest.sbatch" "$corpus" "$out" "$count" "${harvest_flags[@]}")
 array=${array%%;*}
 merge_job=$(sbatch --parsable --dependency="afterok:$array" --kill-on-invalid-dep=yes --chdir="$out" \
   -o "$out/slurm-logs/merge-%j.out" "${sbatch_options[@]}" "$here/merge.sbatch" "$corpus" "$out" "$count" \
@@ -60,3 +60,5 @@ echo "harvest array job: $array ($count tasks; shard I in $out/shard-I)"
 echo "merge job: $merge_job (runs when every task succeeded)"
 echo "result: $out/merged (harvest directory), $out/trace.tfrecord (dataset)"
 echo "job output: $out/slurm-logs/"
+echo "rerun failed tasks (e.g. 3 and 7): sbatch --array=3,7 --chdir=$out -o '$out/slurm-logs/harvest-%A_%a.out'" \
+  "[sbatch options] $here/harvest.sbatch $corpus $out $count [harvest-logs flags]; then merge.sbatch $corpus $out $count"

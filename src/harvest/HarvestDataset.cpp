@@ -2,8 +2,6 @@
 
 #include "mlgo/support/PathUtil.h"
 
-#include "llvm/Support/FileSystem.h"
-
 namespace mlgo {
 
 std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module) {
@@ -12,27 +10,21 @@ std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module)
 
 std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef outputDir,
                                                const std::vector<PlannedModule> &plan,
-                                               const std::map<std::string, const nlohmann::ordered_json *> &records) {
+                                               const std::map<std::string, const HarvestRecord *> &records) {
   std::vector<DatasetInput> inputs;
   for (const PlannedModule &module : plan) {
     auto it = records.find(module.Name);
-    if (it == records.end() || it->second->value("status", "") != "ok")
+    if (it == records.end() || !it->second->hasLog())
+      continue; // failed, or ok without decisions
+    const HarvestRecord &r = *it->second;
+    if (problem == Problem::Inliner && (!r.NativeSize || *r.NativeSize == 0))
       continue;
-    const nlohmann::ordered_json &j = *it->second;
-    std::string log = harvestLogPath(outputDir, module.Name);
-    if (!llvm::sys::fs::exists(log))
-      continue; // a module without decisions
-    // find(), not operator[]: a record (a shard's journal is input) may lack a field.
-    auto size = j.find("native_size");
-    if (problem == Problem::Inliner && (size == j.end() || !size->is_number() || size->get<double>() <= 0))
-      continue;
-    DatasetInput input{log, {}};
-    auto reward = j.find("reward");
+    DatasetInput input{harvestLogPath(outputDir, module.Name), {}};
     if (isRegalloc(problem))
       input.Reward.How = RewardPolicy::Mode::Score;
-    else if (reward != j.end() && reward->is_number()) {
+    else if (r.Reward) {
       input.Reward.How = RewardPolicy::Mode::Constant;
-      input.Reward.Value = static_cast<float>(reward->get<double>());
+      input.Reward.Value = static_cast<float>(*r.Reward);
     }
     inputs.push_back(std::move(input));
   }

@@ -3,20 +3,28 @@
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/log/Problem.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/Interrupt.h"
+#include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mlgo {
@@ -24,68 +32,23 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A journal line as the shard wrote it (kept byte for byte) and parsed.
-struct JournalLine {
-  std::string Text;
-  Json Value;
-};
-
-// The latest line per module of a JSON Lines journal, as the harvester's
-// resume reads it: torn lines from a killed run are ignored.
-std::map<std::string, JournalLine> readJournal(const std::string &path, const char *key) {
-  std::map<std::string, JournalLine> latest;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return latest;
-  llvm::SmallVector<llvm::StringRef, 0> lines;
-  (*buffer)->getBuffer().split(lines, '\n', -1, false);
-  for (llvm::StringRef text : lines) {
-    try {
-      Json j = Json::parse(text);
-      if (j.is_object() && j.contains(key) && j[key].is_string()) {
-        std::string name = j[key].get<std::string>();
-        latest[name] = {text.str(), std::move(j)};
-      }
-    } catch (const nlohmann::json::exception &) {
-    }
-  }
-  return latest;
-}
-
-// The options header line of a journal ({"options": {...}}, line 1), byte
-// for byte, or "" when the journal has none.
-std::string journalHeader(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return "";
-  llvm::StringRef first = (*buffer)->getBuffer().split('\n').first;
-  try {
-    Json j = Json::parse(first);
-    if (j.is_object() && j.size() == 1 && j.contains("options"))
-      return first.str();
-  } catch (const nlohmann::json::exception &) {
-  }
-  return "";
-}
-
-// A finished module whose journal line promises a log: ok, with decisions
-// made over a stream (regalloc modules without function bodies have none).
-bool promisesLog(const Json &j) {
-  if (j.contains("log_written") && j["log_written"].is_boolean())
-    return j["log_written"].get<bool>();
-  return j.value("status", "") == "ok" && j.value("streams", 1) > 0 && j.value("decisions", 1) > 0;
+// The directory holding `path` ("." for a bare name).
+std::string parentOf(llvm::StringRef path) {
+  llvm::StringRef parent = dirName(path);
+  return parent.empty() ? "." : parent.str();
 }
 
 struct Shard {
   unsigned Index = 0;
   std::string Dir;
   bool Exists = false;
-  std::optional<Json> Summary;
-  std::map<std::string, JournalLine> Journal;
-  std::map<std::string, JournalLine> DefaultSizes;
-  std::string JournalHeader, DefaultSizesHeader; // the options lines, as written
-  std::vector<std::string> Absent;               // planned modules without a finished record
-  std::set<std::string> LogMissing;              // of which: an ok journal line, but no log
+  std::optional<HarvestSummaryFile> Summary;
+  std::map<std::string, HarvestJournalLine> Journal; // the latest record per planned module
+  std::optional<Json> Options;                       // the journal's header
+  DefaultSizeCacheFile DefaultSizes;
+  std::vector<std::string> Absent;  // planned modules without a finished record
+  std::set<std::string> LogMissing; // of which: an ok journal line, but no log
+  std::vector<std::string> Stale;   // logs its journal does not promise: not merged
 };
 
 std::string listAbsent(const Shard &shard, size_t limit = 20) {
@@ -114,31 +77,43 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
       shard.Absent.push_back(name);
     return llvm::Error::success();
   }
+  // One reader for shards and for harvest-logs' resume: a record with a
+  // wrong-typed field is an error naming the file, line and field.
+  auto read = readHarvestDirectory(shard.Dir);
+  if (!read)
+    return read.takeError();
   std::string summaryPath = joinPath(shard.Dir, "summary.json");
-  if (auto buffer = llvm::MemoryBuffer::getFile(summaryPath)) {
-    try {
-      shard.Summary = Json::parse((*buffer)->getBuffer());
-    } catch (const nlohmann::json::exception &e) {
-      return llvm::createStringError("%s: not JSON: %s", summaryPath.c_str(), e.what());
-    }
+  shard.Summary = std::move(read->Summary);
+  if (shard.Summary) {
     std::string expected = std::to_string(shard.Index) + "/" + std::to_string(count);
-    std::string recorded = shard.Summary->value("shard", "");
-    if (recorded != expected)
+    if (shard.Summary->Shard != expected)
       return llvm::createStringError("%s says shard %s, but it is merged as %s: give the shard directories in "
                                      "shard order, all N of them",
-                                     summaryPath.c_str(), recorded.c_str(), shardName(shard, count).c_str());
+                                     summaryPath.c_str(), shard.Summary->Shard.c_str(),
+                                     shardName(shard, count).c_str());
   }
   std::string journalPath = joinPath(shard.Dir, "harvest.jsonl");
-  shard.Journal = readJournal(journalPath, "module");
-  shard.JournalHeader = journalHeader(journalPath);
-  for (auto &[name, line] : shard.Journal)
-    if (!position.count(name))
+  shard.Options = read->Journal.Options;
+  if (shard.Options && shard.Options->contains("shard") &&
+      (*shard.Options)["shard"] != Json(std::to_string(shard.Index) + "/" + std::to_string(count)))
+    return llvm::createStringError("%s: harvested as shard %s, but it is merged as %s: give the shard directories in "
+                                   "shard order, all N of them",
+                                   journalPath.c_str(), (*shard.Options)["shard"].dump().c_str(),
+                                   shardName(shard, count).c_str());
+  for (HarvestJournalLine &line : read->Journal.Latest) {
+    if (!position.count(line.Record.Module))
       return llvm::createStringError("%s: module '%s' is not in %s of this selection (other --modules_filter, "
                                      "--sampling_rate, --seed or corpus than the harvest's, or the shard "
                                      "directories are out of order)",
-                                     journalPath.c_str(), name.c_str(), shardName(shard, count).c_str());
-  shard.DefaultSizes = readJournal(joinPath(shard.Dir, "default_sizes.jsonl"), "module");
-  shard.DefaultSizesHeader = journalHeader(joinPath(shard.Dir, "default_sizes.jsonl"));
+                                     journalPath.c_str(), line.Record.Module.c_str(), shardName(shard, count).c_str());
+    std::string name = line.Record.Module;
+    shard.Journal.emplace(std::move(name), std::move(line));
+  }
+  if (read->DefaultSizesIgnored)
+    log::warning("not merging the default-size cache of " + shardName(shard, count) + ": " +
+                 *read->DefaultSizesIgnored);
+  else
+    shard.DefaultSizes = std::move(read->DefaultSizes);
   // Plan order, so error messages list modules as the harvest runs them.
   std::vector<std::pair<size_t, std::string>> ordered;
   for (auto &[name, p] : position)
@@ -148,42 +123,60 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
     auto it = shard.Journal.find(name);
     if (it == shard.Journal.end())
       shard.Absent.push_back(name);
-    else if (promisesLog(it->second.Value) && !llvm::sys::fs::exists(harvestLogPath(shard.Dir, name))) {
+    else if (it->second.Record.hasLog() && !llvm::sys::fs::exists(harvestLogPath(shard.Dir, name))) {
       shard.Absent.push_back(name);
       shard.LogMissing.insert(name);
       shard.Journal.erase(it);
-    }
+    } else if (!it->second.Record.hasLog() && llvm::sys::fs::exists(harvestLogPath(shard.Dir, name)))
+      shard.Stale.push_back(name);
+  }
+  if (!shard.Stale.empty()) {
+    std::string names;
+    for (size_t i = 0; i < shard.Stale.size() && i < 20; ++i)
+      names += (i ? ", " : "") + shard.Stale[i];
+    log::warning(shardName(shard, count) + ": not merging " + std::to_string(shard.Stale.size()) +
+                 " log(s) that its journal does not describe as written (the module failed or has no decisions; "
+                 "an earlier version left the log): " +
+                 names + (shard.Stale.size() > 20 ? ", ..." : ""));
   }
   return llvm::Error::success();
 }
 
 // What every shard must agree on; read from their summaries.
+// The log format a mode writes: the plugin writes interactive mode's log.
+const char *logFormat(const std::string &mode) { return mode == "development" ? "development" : "interactive"; }
+
 llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
-  static const char *Keys[] = {"problem", "compiler", "mode", "policy"};
   std::optional<Json> settings;
   const Shard *first = nullptr;
+  std::string modes;
   for (const Shard &shard : shards) {
     if (!shard.Summary)
       continue;
-    Json mine = Json::object();
-    for (const char *key : Keys)
-      mine[key] = shard.Summary->value(key, Json());
+    const HarvestSummaryFile &s = *shard.Summary;
+    Json mine = {
+        {"problem", s.Problem}, {"compiler", s.Compiler}, {"log_format", logFormat(s.Mode)}, {"policy", s.Policy}};
     if (!settings) {
       settings = mine, first = &shard;
+      (*settings)["mode"] = s.Mode;
+      (*settings)["mode_reason"] = s.ModeReason; // the same probe on every shard: the first one's words
       continue;
     }
-    for (const char *key : Keys)
-      if (mine[key] != (*settings)[key])
-        return llvm::createStringError("shards disagree: %s has %s %s, %s has %s", first->Dir.c_str(), key,
-                                       (*settings)[key].dump().c_str(), shard.Dir.c_str(), mine[key].dump().c_str());
+    for (const auto &[key, value] : mine.items())
+      if (value != (*settings)[key])
+        return llvm::createStringError("shards disagree: %s has %s %s, %s has %s", first->Dir.c_str(), key.c_str(),
+                                       (*settings)[key].dump().c_str(), shard.Dir.c_str(), value.dump().c_str());
+    // Plugin and interactive shards write the same logs (auto's probe may
+    // decide differently on one node); the summary says so.
+    if (s.Mode != (*settings)["mode"])
+      modes += "; " + shard.Dir + " ran " + s.Mode + " mode (" + s.ModeReason + ")";
   }
-  // Why the mode ran: the same probe on every shard; the first one's words.
-  if (settings && first->Summary->contains("mode_reason"))
-    (*settings)["mode_reason"] = (*first->Summary)["mode_reason"];
   if (!settings)
     return llvm::createStringError("no shard has a summary.json (harvest-logs writes it when a shard ends): "
                                    "nothing tells which problem and policy were harvested");
-  if (!(*settings)["problem"].is_string() || !parseProblem((*settings)["problem"].get<std::string>()))
+  if (!modes.empty())
+    (*settings)["mode_reason"] = (*settings)["mode_reason"].get<std::string>() + modes;
+  if (!parseProblem((*settings)["problem"].get<std::string>()))
     return llvm::createStringError("%s/summary.json: unknown problem %s", first->Dir.c_str(),
                                    (*settings)["problem"].dump().c_str());
   return *settings;
@@ -193,21 +186,20 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
 // from the merged journal, timings from the shards (the longest shard's
 // seconds, the largest RSS, the total CPU time).
 Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vector<Shard> &shards, size_t planned,
-                   const std::vector<const JournalLine *> &lines, const MergeResult &result) {
+                   const std::vector<const HarvestRecord *> &records, const MergeResult &result) {
   size_t ok = 0, failed = 0, timedOut = 0, decisions = 0, withoutLog = 0;
-  for (const JournalLine *line : lines) {
-    std::string status = line->Value.value("status", "");
-    ok += status == "ok", failed += status == "failed", timedOut += status == "timeout";
-    withoutLog += status == "ok" && !line->Value.value("log_written", true);
-    decisions += line->Value.value("decisions", size_t(0));
+  for (const HarvestRecord *r : records) {
+    ok += r->Status == "ok", failed += r->Status == "failed", timedOut += r->Status == "timeout";
+    withoutLog += r->ok() && !r->LogWritten;
+    decisions += r->Decisions;
   }
   double seconds = 0, cpu = 0;
   int64_t rss = 0;
   for (const Shard &shard : shards)
     if (shard.Summary) {
-      seconds = std::max(seconds, shard.Summary->value("seconds", 0.0));
-      cpu += shard.Summary->value("harvester_cpu_seconds", 0.0);
-      rss = std::max(rss, shard.Summary->value("harvester_peak_rss_kb", int64_t(0)));
+      seconds = std::max(seconds, shard.Summary->Seconds);
+      cpu += shard.Summary->CpuSeconds;
+      rss = std::max(rss, shard.Summary->PeakRssKb);
     }
   Json j;
   j["mlgo_version"] = versionString();
@@ -235,17 +227,74 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
   return j;
 }
 
+llvm::Error errnoError(const char *what, const std::string &path) {
+  int err = errno;
+  return llvm::createStringError(std::error_code(err, std::generic_category()), "%s %s: %s", what, path.c_str(),
+                                 std::strerror(err));
+}
+
+// Copies (or links) a shard's log into the staging directory, synced before
+// the staging directory is renamed into place (docs/harvest-logs.md's
+// durability policy). A shard is someone else's data: its log must be a
+// regular file, not a symbolic link (that would copy a file from outside the
+// shard) nor a FIFO or device (a merge that never ends).
 llvm::Error placeLog(const std::string &from, const std::string &to, bool hardLink) {
   if (llvm::Error e = ensureDirectory(dirName(to)))
     return e;
-  std::error_code ec = hardLink ? llvm::sys::fs::create_hard_link(from, to) : llvm::sys::fs::copy_file(from, to);
-  if (ec)
-    return llvm::createStringError(ec, "cannot %s %s to %s: %s", hardLink ? "link" : "copy", from.c_str(), to.c_str(),
-                                   ec.message().c_str());
-  return llvm::Error::success();
+  int in = ::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0)
+    return errno == ELOOP
+               ? llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
+                                         "%s is a symbolic link, not a log: refusing to merge it", from.c_str())
+               : errnoError("cannot open", from);
+  struct Closer {
+    int &Fd;
+    ~Closer() {
+      if (Fd >= 0)
+        ::close(Fd);
+    }
+  } closeIn{in};
+  struct stat st;
+  if (::fstat(in, &st) != 0)
+    return errnoError("cannot read", from);
+  if (!S_ISREG(st.st_mode))
+    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
+                                   "%s is not a regular file: refusing to merge it", from.c_str());
+  if (hardLink) {
+    // The file just checked, whatever happens to the name meanwhile.
+    std::string self = "/proc/self/fd/" + std::to_string(in);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
+        ::link(from.c_str(), to.c_str()) != 0)
+      return errnoError(("cannot link " + from + " to").c_str(), to);
+    return llvm::Error::success(); // the shard's own file, synced by its harvest; the directory is synced later
+  }
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0)
+    return errnoError("cannot create", to);
+  Closer closeOut{out};
+  std::vector<char> buffer(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errnoError("cannot read", from);
+    if (n == 0)
+      break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buffer.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return errnoError("cannot write", to);
+      done += w;
+    }
+  }
+  return syncFileDescriptor(out, to);
 }
 
-// Puts the finished staging directory at `dir`, replacing an earlier merge.
+// Puts the finished staging directory at `dir`, replacing an earlier merge;
+// the new name is durable when this returns.
 llvm::Error replaceDirectory(const std::string &staging, const std::string &dir) {
   std::string old = dir + ".merge-old." + std::to_string(::getpid());
   bool existed = llvm::sys::fs::exists(dir);
@@ -255,8 +304,51 @@ llvm::Error replaceDirectory(const std::string &staging, const std::string &dir)
   if (std::error_code ec = llvm::sys::fs::rename(staging, dir))
     return llvm::createStringError(ec, "cannot rename %s to %s: %s", staging.c_str(), dir.c_str(),
                                    ec.message().c_str());
+  if (llvm::Error e = syncDirectory(parentOf(dir)))
+    return e;
   if (existed)
     llvm::sys::fs::remove_directories(old);
+  return llvm::Error::success();
+}
+
+// One merge into an output directory at a time: an flock on OUT.merge-lock
+// (beside OUT, which is replaced as a whole), held until the process ends.
+// Holding it, any OUT.merge-tmp.* or OUT.merge-old.* is an earlier merge's
+// that died (SIGKILL, power loss, a second Ctrl-C): removed.
+llvm::Error lockOutputAndCleanStale(const std::string &outputDir) {
+  if (llvm::Error e = ensureDirectory(parentOf(outputDir)))
+    return e;
+  std::string lockPath = outputDir + ".merge-lock";
+  static int lockFd = -1; // one merge per process
+  if (lockFd < 0) {
+    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+      return errnoError("cannot open the merge lock", lockPath);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        return llvm::createStringError(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                       "another merge-harvest into %s is running (it holds %s): wait for it",
+                                       outputDir.c_str(), lockPath.c_str());
+      errno = err;
+      return errnoError("cannot lock", lockPath);
+    }
+    lockFd = fd;
+  }
+  std::string parent = parentOf(outputDir), base = baseName(outputDir).str();
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (llvm::sys::fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = baseName(it->path());
+    if (name.starts_with(base + ".merge-tmp.") || name.starts_with(base + ".merge-old."))
+      stale.push_back(it->path());
+  }
+  for (const std::string &dir : stale) {
+    log::info("removing " + dir + ", left by an earlier merge-harvest that did not finish");
+    if (std::error_code rec = llvm::sys::fs::remove_directories(dir))
+      return llvm::createStringError(rec, "cannot remove %s: %s", dir.c_str(), rec.message().c_str());
+  }
   return llvm::Error::success();
 }
 
@@ -340,10 +432,37 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     log::warning("merging without " + std::to_string(result.MissingModules.size()) + " modules:" + incomplete);
   }
 
+  // Every shard harvested with the same options (the journal header says
+  // which, besides its own shard); the merged journal carries that header
+  // as a one-machine run's (shard 0/1), the cache its shards' header.
+  std::optional<Json> options;
+  const Shard *optionsFrom = nullptr;
+  std::string sizesHeader;
+  for (const Shard &shard : shards) {
+    if (!shard.Exists || !shard.Options)
+      continue;
+    if (!options)
+      options = shard.Options, optionsFrom = &shard;
+    else if (withoutShard(*shard.Options) != withoutShard(*options))
+      return llvm::createStringError("%s was harvested with other options than %s: %s against %s",
+                                     shardName(shard, count).c_str(), shardName(*optionsFrom, count).c_str(),
+                                     withoutShard(*shard.Options).dump().c_str(),
+                                     withoutShard(*options).dump().c_str());
+    if (sizesHeader.empty() && shard.DefaultSizes.Options)
+      sizesHeader = jsonLine({{"options", *shard.DefaultSizes.Options}});
+  }
+  std::string journal;
+  if (options) {
+    if (options->contains("shard"))
+      (*options)["shard"] = "0/1";
+    journal = jsonLine({{"options", *options}});
+  }
+
   // Everything checked: write into a staging directory, then rename it.
   std::string outputDir = normalizePath(o.OutputDir);
+  if (llvm::Error e = lockOutputAndCleanStale(outputDir))
+    return e;
   std::string staging = outputDir + ".merge-tmp." + std::to_string(::getpid());
-  llvm::sys::fs::remove_directories(staging);
   struct Cleanup {
     std::string Dir;
     ~Cleanup() {
@@ -353,41 +472,37 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   } cleanup{staging};
   if (llvm::Error e = ensureDirectory(joinPath(staging, "logs")))
     return e;
+  auto interrupted = [] {
+    return llvm::createStringError(std::make_error_code(std::errc::interrupted),
+                                   "interrupted: nothing was written. Run the same command again to merge");
+  };
 
-  // Every shard harvested with the same options (the journal header says
-  // which); the merged journal and cache carry that header, as one run's do.
-  std::string journal, defaultSizes, header, sizesHeader;
-  for (const Shard &shard : shards) {
-    if (!shard.Exists)
-      continue;
-    if (header.empty())
-      header = shard.JournalHeader;
-    else if (!shard.JournalHeader.empty() && shard.JournalHeader != header)
-      return llvm::createStringError("%s was harvested with other options than the shards before it: %s against %s",
-                                     shardName(shard, count).c_str(), shard.JournalHeader.c_str(), header.c_str());
-    if (sizesHeader.empty())
-      sizesHeader = shard.DefaultSizesHeader;
-  }
-  if (!header.empty())
-    journal = header + "\n";
-  std::vector<const JournalLine *> lines;
-  std::map<std::string, const JournalLine *> records;
+  std::string defaultSizes;
+  std::vector<const HarvestRecord *> lines;
+  std::map<std::string, const HarvestRecord *> records;
+  std::set<std::string> directories = {staging, joinPath(staging, "logs")};
   for (size_t p = 0; p < plan->size(); ++p) {
+    if (interruptRequested())
+      return interrupted();
     const Shard &shard = shards[p % count];
     const std::string &name = (*plan)[p].Name;
-    if (auto size = shard.DefaultSizes.find(name); size != shard.DefaultSizes.end())
-      defaultSizes += size->second.Text + "\n";
+    if (auto size = shard.DefaultSizes.Sizes.find(name); size != shard.DefaultSizes.Sizes.end())
+      defaultSizes += size->second.second + "\n";
     auto it = shard.Journal.find(name);
     if (it == shard.Journal.end())
       continue;
     journal += it->second.Text + "\n";
-    lines.push_back(&it->second);
-    records[name] = &it->second;
-    std::string log = harvestLogPath(shard.Dir, name);
-    if (!llvm::sys::fs::exists(log))
+    lines.push_back(&it->second.Record);
+    records[name] = &it->second.Record;
+    // Only the logs the journal promises (an ok record with log_written):
+    // a failed module's leftover log is not the module's.
+    if (!it->second.Record.hasLog())
       continue;
-    if (llvm::Error e = placeLog(log, harvestLogPath(staging, name), o.HardLink))
+    std::string to = harvestLogPath(staging, name);
+    if (llvm::Error e = placeLog(harvestLogPath(shard.Dir, name), to, o.HardLink))
       return e;
+    for (std::string dir = parentOf(to); dir.size() > staging.size() && directories.insert(dir).second;)
+      dir = parentOf(dir);
     ++result.Logs;
   }
   result.Merged = lines.size();
@@ -400,17 +515,21 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))
     return e;
+  // Every name made in the staging tree is durable before the rename that
+  // publishes it (the files themselves were synced as they were written).
+  for (auto dir = directories.rbegin(); dir != directories.rend(); ++dir)
+    if (llvm::Error e = syncDirectory(*dir))
+      return e;
+  if (interruptRequested())
+    return interrupted();
   if (llvm::Error e = replaceDirectory(staging, outputDir))
     return e;
   cleanup.Dir.clear();
   // The dataset as harvest-logs --tfrecord writes it, streamed from the
   // merged logs now in place.
   if (!o.TFRecordPath.empty()) {
-    std::map<std::string, const Json *> values;
-    for (const auto &[name, line] : records)
-      values.emplace(name, &line->Value);
     auto totals = writeTFRecordDataset(
-        harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir, *plan, values),
+        harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir, *plan, records),
         o.TFRecordPath);
     if (!totals)
       return totals.takeError();

@@ -1,6 +1,7 @@
 #include "mlgo/harvest/Harvester.h"
 
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
 
 #include "mlgo/harvest/InteractiveSession.h"
@@ -41,34 +42,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct ModuleRecord {
-  std::string Module, Status = "failed", Reason, Detail, ExitStatus, StderrTail;
-  double Seconds = 0;
-  size_t Decisions = 0, Streams = 0;
-  bool LogWritten = false; // logs/<module>.log was written; an ok module with no decision has none
-  std::optional<uint64_t> NativeSize, DefaultSize;
-  std::optional<double> Reward, RegallocScore;
-
-  nlohmann::ordered_json toJson() const {
-    nlohmann::ordered_json j;
-    j["module"] = Module;
-    j["status"] = Status;
-    j["reason"] = Reason;
-    j["detail"] = Detail;
-    j["exit_status"] = ExitStatus;
-    j["stderr_tail"] = StderrTail;
-    j["seconds"] = Seconds;
-    j["decisions"] = Decisions;
-    j["streams"] = Streams;
-    j["log_written"] = LogWritten;
-    j["native_size"] = NativeSize ? nlohmann::ordered_json(*NativeSize) : nlohmann::ordered_json();
-    j["default_size"] = DefaultSize ? nlohmann::ordered_json(*DefaultSize) : nlohmann::ordered_json();
-    j["reward"] = Reward ? nlohmann::ordered_json(*Reward) : nlohmann::ordered_json();
-    if (RegallocScore)
-      j["regalloc_score"] = *RegallocScore;
-    return j;
-  }
-};
+// The journal record a module's harvest produces (mlgo/harvest/HarvestJournal.h).
+using ModuleRecord = HarvestRecord;
 
 std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
@@ -84,14 +59,21 @@ public:
         return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
-      auto cache = readJournalFile(defaultSizesPath());
-      bool reuse = cache && !checkJournalOptions(*cache, harvestJournalOptions(Options), defaultSizesPath(), "");
+      // A damaged cache too: it only saves recompiles (merge-harvest reads it alike).
+      auto cache = readDefaultSizeCache(defaultSizesPath());
+      bool reuse = false;
+      if (cache) {
+        JournalContents header;
+        header.Options = cache->Options;
+        if (!cache->Sizes.empty())
+          header.Records.emplace_back(); // entries without a header are not reused
+        reuse = !errorToBool(checkJournalOptions(header, harvestJournalOptions(Options), defaultSizesPath(), ""));
+      } else {
+        log::warning("starting the default-size cache afresh: " + llvm::toString(cache.takeError()));
+      }
       if (reuse)
-        for (const auto &j : latestPerKey(cache->Records, "module"))
-          if (j.contains("native_size") && j["native_size"].is_number_unsigned())
-            DefaultSizes[j["module"].get<std::string>()] = j["native_size"].get<uint64_t>();
-      if (!cache)
-        llvm::consumeError(cache.takeError());
+        for (const auto &[module, entry] : cache->Sizes)
+          DefaultSizes[module] = entry.first;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
     }
@@ -412,8 +394,8 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
 }
 
 llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
-                         const std::map<std::string, nlohmann::ordered_json> &done) {
-  std::map<std::string, const nlohmann::ordered_json *> records;
+                         const std::map<std::string, HarvestRecord> &done) {
+  std::map<std::string, const HarvestRecord *> records;
   for (const auto &[name, record] : done)
     records.emplace(name, &record);
   auto totals = writeTFRecordDataset(harvestDatasetInputs(options.Decisions, options.OutputDir, plan, records),
@@ -440,9 +422,19 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
     j["clang_path"] = o.Compiler.Clang;
   if (!o.Compiler.ExtraFlags.empty())
     j["extra_compiler_flags"] = o.Compiler.ExtraFlags;
-  j["mode"] = modeName(o.Mode);
+  // What shapes the log, not how --mode=auto chose: the plugin writes the
+  // interactive mode's log byte for byte, so a shard whose plugin probe
+  // failed once (and ran interactive) still resumes its own journal.
+  j["log_format"] = o.Mode == AdvisorMode::Development ? "development" : "interactive";
   j["policy"] = o.Policy.describe();
+  // A shard directory belongs to one shard of one N (a resubmitted task
+  // with another index must not mix its modules into it).
+  j["shard"] = shardSpec(o.Selection);
   return j;
+}
+
+std::string shardSpec(const ModuleSelection &selection) {
+  return std::to_string(selection.ShardIndex) + "/" + std::to_string(selection.ShardCount);
 }
 
 nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
@@ -454,7 +446,7 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["mode"] = modeName(o.Mode);
   j["mode_reason"] = o.ModeReason;
   j["policy"] = o.Policy.describe();
-  j["shard"] = std::to_string(o.Selection.ShardIndex) + "/" + std::to_string(o.Selection.ShardCount);
+  j["shard"] = shardSpec(o.Selection);
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -492,16 +484,37 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   // wrote one) exists. The journal must come from the same options.
   std::string journalPath = harvestJournalPath(options.OutputDir);
   nlohmann::ordered_json journalOptions = harvestJournalOptions(options);
-  auto earlier = readJournalFile(journalPath);
+  auto earlier = readHarvestJournal(journalPath);
   if (!earlier)
     return earlier.takeError();
+  JournalContents header; // the options check of the shared journal
+  header.Options = earlier->Options;
+  if (!earlier->Latest.empty())
+    header.Records.emplace_back();
+  if (earlier->Options && earlier->Options->contains("shard") &&
+      (*earlier->Options)["shard"] != journalOptions["shard"])
+    return llvm::createStringError("%s was written by shard %s, and this run is shard %s: every shard needs its own "
+                                   "--output_dir (a Slurm task rerun must get the same index and N; docs/cluster.md)",
+                                   journalPath.c_str(), (*earlier->Options)["shard"].dump().c_str(),
+                                   journalOptions["shard"].dump().c_str());
   if (llvm::Error e =
-          checkJournalOptions(*earlier, journalOptions, journalPath,
+          checkJournalOptions(header, journalOptions, journalPath,
                               "Its logs would not be comparable: use another --output_dir, or the earlier options."))
     return e;
-  std::map<std::string, nlohmann::ordered_json> done;
-  for (nlohmann::ordered_json &j : latestPerKey(earlier->Records, "module"))
-    done.emplace(j["module"].get<std::string>(), j); // the name before any move
+  std::map<std::string, HarvestRecord> done;
+  for (HarvestJournalLine &line : earlier->Latest) {
+    // The journal describes every log: one its record does not promise (a
+    // module that failed after an earlier version left its log) goes.
+    if (!line.Record.hasLog() && llvm::sys::fs::exists(logPath(options, line.Record.Module))) {
+      log::info(line.Record.Module + ": removing logs/" + line.Record.Module + ".log, which its journal record (" +
+                line.Record.Status + ", log_written " + (line.Record.LogWritten ? "true" : "false") +
+                ") does not describe");
+      if (std::error_code ec = llvm::sys::fs::remove(logPath(options, line.Record.Module)))
+        return llvm::createStringError(ec, "cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
+                                       ec.message().c_str());
+    }
+    done.emplace(line.Record.Module, std::move(line.Record));
+  }
   JournalAppender journal;
   if (llvm::Error e = journal.open(journalPath, /*truncate=*/false, journalOptions))
     return e;
@@ -511,8 +524,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
-    bool finished = it != done.end() && it->second.value("status", "") == "ok" &&
-                    (!it->second.value("log_written", true) || llvm::sys::fs::exists(logPath(options, name)));
+    bool finished = it != done.end() && it->second.ok() &&
+                    (!it->second.LogWritten || llvm::sys::fs::exists(logPath(options, name)));
     if (finished && !options.Force)
       ++summary.Skipped;
     else
@@ -552,6 +565,11 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
             llvm::sys::fs::remove(logPath(options, record.Module));
           return;
         }
+        // Redone and without a log now (failed, timed out, no decisions): the
+        // earlier run's log goes before the record that says so is written.
+        if (!record.LogWritten)
+          if (std::error_code ec = llvm::sys::fs::remove(logPath(options, record.Module)))
+            harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
         if (llvm::Error e = journal.append(record.toJson()))
           harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
 
@@ -576,20 +594,22 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
 
   // The journal, compacted to the latest line of every module it names,
   // whatever this run's selection: it describes every log in OUT/logs.
-  auto latest = readJournalFile(journalPath);
+  auto latest = readHarvestJournal(journalPath);
   if (!latest)
     return latest.takeError();
-  std::vector<nlohmann::ordered_json> compacted = latestPerKey(latest->Records, "module");
+  std::vector<nlohmann::ordered_json> compacted;
   done.clear();
-  for (const nlohmann::ordered_json &j : compacted)
-    done[j["module"].get<std::string>()] = j;
+  for (HarvestJournalLine &line : latest->Latest) {
+    compacted.push_back(nlohmann::ordered_json::parse(line.Text)); // as written (it parsed once)
+    done[line.Record.Module] = std::move(line.Record);
+  }
   for (const PlannedModule &module : *plan) {
     auto it = done.find(module.Name);
     if (it == done.end())
       continue;
-    const std::string status = it->second.value("status", "");
+    const std::string &status = it->second.Status;
     summary.Ok += status == "ok";
-    summary.WithoutLog += status == "ok" && !it->second.value("log_written", true);
+    summary.WithoutLog += status == "ok" && !it->second.LogWritten;
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
   }

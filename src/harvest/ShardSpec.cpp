@@ -1,61 +1,94 @@
 #include "mlgo/harvest/ShardSpec.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
 
 namespace mlgo {
 namespace {
 
-// A variable's value as a non-negative integer; nullopt when unset.
-llvm::Expected<std::optional<long>> number(const EnvironmentLookup &env, const char *name) {
-  const char *value = env(name);
-  if (!value)
+// The largest shard count (and index + 1): ShardIndex holds 32-bit values.
+constexpr uint64_t MaxCount = std::numeric_limits<uint32_t>::max();
+
+// A decimal number without sign; nullopt when it is not one or exceeds
+// what 64 bits hold (the range is checked by checked()).
+std::optional<uint64_t> decimal(llvm::StringRef text) {
+  uint64_t n;
+  if (text.empty() || !llvm::all_of(text, [](char c) { return c >= '0' && c <= '9'; }) || text.getAsInteger(10, n))
     return std::nullopt;
-  long n;
-  if (llvm::StringRef(value).trim().getAsInteger(10, n) || n < 0)
-    return llvm::createStringError("--shard=auto: %s=%s is not a non-negative integer", name, value);
   return n;
 }
 
-llvm::Expected<ShardIndex> checked(long index, long count, const std::string &source) {
-  if (count < 1 || index < 0 || index >= count)
-    return llvm::createStringError("--shard %ld/%ld%s: need 0 <= I < N", index, count, source.c_str());
+// A variable's value as a non-negative integer; nullopt when unset.
+llvm::Expected<std::optional<uint64_t>> number(const EnvironmentLookup &env, const char *name) {
+  const char *value = env(name);
+  if (!value)
+    return std::nullopt;
+  std::optional<uint64_t> n = decimal(llvm::StringRef(value).trim());
+  if (!n)
+    return llvm::createStringError("--shard=auto: %s=%s is not a non-negative integer", name, value);
+  return *n;
+}
+
+llvm::Expected<ShardIndex> checked(uint64_t index, uint64_t count, const std::string &source) {
+  if (count > MaxCount)
+    return llvm::createStringError("--shard %llu/%llu%s: N is out of range (at most %llu)",
+                                   static_cast<unsigned long long>(index), static_cast<unsigned long long>(count),
+                                   source.c_str(), static_cast<unsigned long long>(MaxCount));
+  if (count < 1 || index >= count)
+    return llvm::createStringError("--shard %llu/%llu%s: need 0 <= I < N", static_cast<unsigned long long>(index),
+                                   static_cast<unsigned long long>(count), source.c_str());
   return ShardIndex{static_cast<unsigned>(index), static_cast<unsigned>(count)};
 }
 
-llvm::Expected<ShardIndex> fromSlurm(const EnvironmentLookup &env, std::optional<long> given) {
+// The shard is the task id itself: a resubmission of some tasks
+// (--array=3,7) keeps each task's shard. N comes from auto/N; plain auto
+// only for an array that is exactly 0..COUNT-1.
+llvm::Expected<ShardIndex> fromSlurm(const EnvironmentLookup &env, std::optional<uint64_t> given) {
   auto id = number(env, "SLURM_ARRAY_TASK_ID");
   auto count = number(env, "SLURM_ARRAY_TASK_COUNT");
   auto min = number(env, "SLURM_ARRAY_TASK_MIN");
-  auto step = number(env, "SLURM_ARRAY_TASK_STEP");
-  for (auto *e : {&id, &count, &min, &step})
+  auto max = number(env, "SLURM_ARRAY_TASK_MAX");
+  for (auto *e : {&id, &count, &min, &max})
     if (!*e)
       return e->takeError();
+  if (given) {
+    if (*max && **max >= *given)
+      return llvm::createStringError("--shard=auto/%llu, but this Slurm array has task %llu "
+                                     "(SLURM_ARRAY_TASK_MAX): task ids are the shard indexes, 0 to N-1",
+                                     static_cast<unsigned long long>(*given), static_cast<unsigned long long>(**max));
+    return checked(**id, *given, " (from SLURM_ARRAY_TASK_ID and auto/N)");
+  }
   if (!*count)
     return llvm::createStringError("--shard=auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not");
-  long base = min->value_or(0), stride = step->value_or(1);
-  if (stride < 1 || **id < base || (**id - base) % stride != 0)
-    return llvm::createStringError("--shard=auto: array task %ld is not MIN + k * STEP (MIN=%ld, STEP=%ld); submit "
-                                   "the array as --array=0-N or a regular range",
-                                   **id, base, stride);
-  if (given && *given != **count)
-    return llvm::createStringError("--shard=auto/%ld, but this Slurm array has %ld tasks (SLURM_ARRAY_TASK_COUNT)",
-                                   *given, **count);
-  return checked((**id - base) / stride, **count, " (from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT)");
+  if (min->value_or(0) != 0 || (*max && **max + 1 != **count))
+    return llvm::createStringError(
+        "--shard=auto: this Slurm array is not 0-%llu (SLURM_ARRAY_TASK_MIN=%s, SLURM_ARRAY_TASK_MAX=%s, "
+        "SLURM_ARRAY_TASK_COUNT=%llu), so its task count is not the shard count: give --shard=auto/N (the task id "
+        "is the shard index), as scripts/slurm/harvest.sbatch does",
+        static_cast<unsigned long long>(**count - 1), env("SLURM_ARRAY_TASK_MIN") ? env("SLURM_ARRAY_TASK_MIN") : "",
+        env("SLURM_ARRAY_TASK_MAX") ? env("SLURM_ARRAY_TASK_MAX") : "", static_cast<unsigned long long>(**count));
+  return checked(**id, **count, " (from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT)");
 }
 
-llvm::Expected<ShardIndex> fromKubernetes(const EnvironmentLookup &env, long index, std::optional<long> given) {
+llvm::Expected<ShardIndex> fromKubernetes(const EnvironmentLookup &env, uint64_t index, std::optional<uint64_t> given) {
   auto completions = number(env, "JOB_COMPLETIONS");
   if (!completions)
     return completions.takeError();
   if (given && *completions && *given != **completions)
-    return llvm::createStringError("--shard=auto/%ld, but JOB_COMPLETIONS=%ld", *given, **completions);
-  std::optional<long> count = given ? given : *completions;
+    return llvm::createStringError("--shard=auto/%llu, but JOB_COMPLETIONS=%llu",
+                                   static_cast<unsigned long long>(*given),
+                                   static_cast<unsigned long long>(**completions));
+  std::optional<uint64_t> count = given ? given : *completions;
   if (!count)
-    return llvm::createStringError("--shard=auto: JOB_COMPLETION_INDEX=%ld is set (a Kubernetes Indexed Job) but not "
-                                   "the shard count: give --shard=auto/N or set JOB_COMPLETIONS to the Job's "
+    return llvm::createStringError("--shard=auto: JOB_COMPLETION_INDEX=%llu is set (a Kubernetes Indexed Job) but "
+                                   "not the shard count: give --shard=auto/N or set JOB_COMPLETIONS to the Job's "
                                    ".spec.completions",
-                                   index);
+                                   static_cast<unsigned long long>(index));
   return checked(index, *count, " (from JOB_COMPLETION_INDEX)");
 }
 
@@ -65,17 +98,20 @@ llvm::Expected<ShardIndex> resolveShard(llvm::StringRef text, const EnvironmentL
   EnvironmentLookup env = lookup ? lookup : [](const char *name) -> const char * { return std::getenv(name); };
   auto [head, tail] = text.split('/');
   if (head != "auto") {
-    long index, count;
-    if (tail.empty() || head.getAsInteger(10, index) || tail.getAsInteger(10, count))
-      return llvm::createStringError("--shard must be I/N, auto or auto/N, not '%s'", text.str().c_str());
-    return checked(index, count, "");
+    std::optional<uint64_t> index = decimal(head), count = decimal(tail);
+    if (!index || !count)
+      return llvm::createStringError("--shard must be I/N, auto or auto/N (decimal numbers below 2^32), not '%s'",
+                                     text.str().c_str());
+    return checked(*index, *count, "");
   }
-  std::optional<long> given;
+  std::optional<uint64_t> given;
   if (!tail.empty()) {
-    long n;
-    if (tail.getAsInteger(10, n) || n < 1)
+    given = decimal(tail);
+    if (!given || *given < 1)
       return llvm::createStringError("--shard must be I/N, auto or auto/N, not '%s'", text.str().c_str());
-    given = n;
+    if (*given > MaxCount)
+      return llvm::createStringError("--shard=%s: N is out of range (at most %llu)", text.str().c_str(),
+                                     static_cast<unsigned long long>(MaxCount));
   }
   if (env("SLURM_ARRAY_TASK_ID"))
     return fromSlurm(env, given);

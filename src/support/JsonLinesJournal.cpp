@@ -65,8 +65,11 @@ llvm::Expected<JournalContents> readJournalFile(llvm::StringRef path) {
                                      path.str().c_str(), lineNumber);
     if (lineNumber == 1 && isHeader(value))
       contents.Options = std::move(value["options"]);
-    else
+    else {
       contents.Records.push_back(std::move(value));
+      contents.RecordLineNumbers.push_back(lineNumber);
+      contents.RecordTexts.push_back(line.str());
+    }
   }
   return contents;
 }

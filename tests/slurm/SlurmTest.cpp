@@ -306,6 +306,69 @@ TEST_F(SlurmHarvest, AMergeWithAShardMissingNamesIt) {
   EXPECT_FALSE(exists(partial + "/trace.tfrecord"));
 }
 
+// docs/cluster.md's recipe for failed tasks: resubmit just their ids with
+// the same N. Slurm gives such a list COUNT=2, MIN=1, MAX=3, STEP=1; task 1
+// once ran as shard 0/2 into shard-0 (half the corpus) and task 3 failed.
+TEST_F(SlurmHarvest, RerunningTwoTasksByIdRebuildsExactlyTheirShards) {
+  std::string run1 = *Fixture / "run", root = *Fixture / "rerun";
+  ASSERT_TRUE(exists(run1 + "/shard-3/summary.json")) << "needs the array harvest's shards";
+  fs::create_directories(root + "/slurm-logs");
+  for (int i = 0; i < Shards; ++i)
+    fs::copy(run1 + "/shard-" + std::to_string(i), root + "/shard-" + std::to_string(i), fs::copy_options::recursive);
+  // Task 1's output is gone; task 3's is broken (a log lost, its journal cut).
+  fs::remove_all(root + "/shard-1");
+  std::vector<nlohmann::json> shard3 = harvestJournal(root + "/shard-3");
+  ASSERT_EQ(shard3.size(), static_cast<size_t>(Modules / Shards));
+  fs::remove(root + "/shard-3/logs/" + shard3[0]["module"].get<std::string>() + ".log");
+  std::string journal3 = readFile(root + "/shard-3/harvest.jsonl");
+  writeFile(root + "/shard-3/harvest.jsonl", journal3.substr(0, journal3.size() / 2)); // torn mid-line
+  std::string shard0Journal = readFile(root + "/shard-0/harvest.jsonl");
+  std::set<std::string> shard0Logs = listTree(root + "/shard-0/logs");
+
+  CommandResult r = run("MLGO_HARVEST_LOGS=" + quote(tool("harvest-logs")) + " sbatch --parsable --array=1,3 -c 1 " +
+                        "--chdir=" + quote(root) + " -o " + quote(root + "/slurm-logs/harvest-%A_%a.out") + " " +
+                        quote(Scripts + "harvest.sbatch") + " " + quote(Corpus) + " " + quote(root) + " " +
+                        std::to_string(Shards) + " --progress_interval=0");
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  std::string array = trim(r.Out);
+  array = array.substr(0, array.find(';'));
+  auto states = wait(array + "," + array);
+  ASSERT_EQ(states.size(), 4u) << jobOutput(root); // each task shown twice
+  for (const std::string &state : states)
+    EXPECT_EQ(state, "COMPLETED") << jobOutput(root);
+  for (int i : {1, 3})
+    EXPECT_EQ(harvestSummary(root + "/shard-" + std::to_string(i))["shard"],
+              std::to_string(i) + "/" + std::to_string(Shards))
+        << jobOutput(root);
+  // Nothing else was touched: no other shard's directory was written.
+  EXPECT_EQ(readFile(root + "/shard-0/harvest.jsonl"), shard0Journal);
+  EXPECT_EQ(listTree(root + "/shard-0/logs"), shard0Logs);
+  EXPECT_FALSE(exists(root + "/shard-2"));
+  for (int i : {0, 2})
+    fs::copy(run1 + "/shard-" + std::to_string(i), root + "/shard-" + std::to_string(i),
+             fs::copy_options::recursive | fs::copy_options::skip_existing);
+  CommandResult merged =
+      run(tool("merge-harvest") + " -q --corpus=" + quote(Corpus) + " --output_dir=" + quote(root + "/merged") +
+          " --tfrecord=" + quote(root + "/trace.tfrecord") + " " + quote(root + "/shard-0") + " " +
+          quote(root + "/shard-1") + " " + quote(root + "/shard-2") + " " + quote(root + "/shard-3"));
+  ASSERT_EQ(merged.ExitCode, 0) << merged.Err;
+  expectEqualToOneMachine(root + "/merged");
+  EXPECT_EQ(readFile(root + "/trace.tfrecord"), readFile(*Fixture / "one.tfrecord"));
+
+  // A task given another N than its directory's shard is refused, clearly.
+  r = run("MLGO_HARVEST_LOGS=" + quote(tool("harvest-logs")) + " sbatch --parsable --array=1 -c 1 --chdir=" +
+          quote(root) + " -o " + quote(root + "/slurm-logs/wrong-n.out") + " " + quote(Scripts + "harvest.sbatch") +
+          " " + quote(Corpus) + " " + quote(root) + " 8 --progress_interval=0");
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  std::string wrong = trim(r.Out);
+  wrong = wrong.substr(0, wrong.find(';'));
+  states = wait(wrong + "," + wrong);
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states[0], "FAILED");
+  std::string output = readFile(root + "/slurm-logs/wrong-n.out");
+  EXPECT_NE(output.find("was written by shard \"1/4\", and this run is shard \"1/8\""), std::string::npos) << output;
+}
+
 TEST_F(SlurmHarvest, ShardAutoOutsideAnySchedulerIsAClearError) {
   CommandResult r = run("env -u SLURM_ARRAY_TASK_ID -u SLURM_JOB_ID -u JOB_COMPLETION_INDEX " + tool("harvest-logs") +
                         " --corpus=" + quote(Corpus) + " --output_dir=" + quote(*Fixture / "auto") + " --shard=auto");

@@ -3,6 +3,7 @@
 // directory equal to a one-machine run.
 #include "mlgo/harvest/HarvestMerge.h"
 #include "mlgo/support/CommandLine.h"
+#include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
 
 #include <cstdio>
@@ -14,7 +15,8 @@ int main(int argc, char **argv) {
                "one harvest directory equal to a one-machine run over the whole selection: the same logs/ tree, one "
                "harvest.jsonl and summary.json in plan order, and optionally the TFRecord dataset in plan order. "
                "Every shard is checked before anything is written: a missing shard or unfinished module is an "
-               "error naming them (exit 1) unless --allow_partial.",
+               "error naming them (exit 1) unless --allow_partial. SIGINT/SIGTERM stop it with nothing written "
+               "(exit 130).",
                "merge-harvest"};
   app.get_formatter()->column_width(36);
   MergeOptions o;
@@ -52,10 +54,12 @@ int main(int argc, char **argv) {
   if (!filter.empty())
     o.Selection.Filter = filter;
 
+  // SIGINT/SIGTERM: the staging directory is removed and nothing is written.
+  installInterruptHandlers();
   auto result = mergeHarvest(o);
   if (!result) {
     log::error(llvm::toString(result.takeError()));
-    return 1;
+    return interruptRequested() ? InterruptedExitCode : 1;
   }
   log::info("merged " + std::to_string(result->Merged) + " of " + std::to_string(result->Planned) + " modules (" +
             std::to_string(result->Logs) + " logs) from " + std::to_string(o.ShardDirs.size()) + " shards into " +

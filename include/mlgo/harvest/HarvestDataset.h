@@ -3,11 +3,10 @@
 // one-machine run's.
 #pragma once
 
+#include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/Problem.h"
-
-#include <nlohmann/json.hpp>
 
 #include <map>
 #include <string>
@@ -19,12 +18,13 @@ namespace mlgo {
 std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module);
 
 /// The logs under `outputDir` that the dataset holds, in plan order: modules
-/// whose latest journal record (`records`) is ok and that have a log; for
-/// the inliner, only with a non-zero native size (ml-compiler-opt makes no
-/// example of those). Rewards: regalloc, each function's score on its last
-/// step; the inliner, the record's `reward` (none: 0).
+/// whose latest journal record (`records`, validated by the journal reader)
+/// is ok with `log_written`; for the inliner, only with a non-zero native
+/// size (ml-compiler-opt makes no example of those). A log the record
+/// promises must exist: the dataset then fails naming it, never drops it. Rewards: regalloc, each function's score on
+/// its last step; the inliner, the record's `reward` (none: 0).
 std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef outputDir,
                                                const std::vector<PlannedModule> &plan,
-                                               const std::map<std::string, const nlohmann::ordered_json *> &records);
+                                               const std::map<std::string, const HarvestRecord *> &records);
 
 } // namespace mlgo

@@ -50,7 +50,13 @@ std::string harvestJournalPath(llvm::StringRef outputDir);
 
 /// The options that shape the logs, keyed by flag name: the journal's
 /// header. A harvest into a directory whose journal has other ones refuses.
+/// Besides the compiler and policy: `log_format` (interactive for the plugin
+/// and interactive modes, whose logs are identical; development) rather than
+/// the mode auto happened to pick, and `shard` ("I/N").
 nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &options);
+
+/// "I/N", as the journal header and summary.json record the shard.
+std::string shardSpec(const ModuleSelection &selection);
 
 /// Runs the whole harvest. An Error means the job could not start (corpus
 /// unreadable, output not writable, compiler unusable); per-module failures

@@ -17,14 +17,16 @@ struct ShardIndex {
 /// Looks up an environment variable (nullptr when unset); getenv by default.
 using EnvironmentLookup = std::function<const char *(const char *)>;
 
-/// Resolves `text`: "I/N" (0 <= I < N); "auto" or "auto/N", in this order:
-///  1. Slurm: SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, index
-///     (ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP;
+/// Resolves `text`: "I/N" (0 <= I < N < 2^32); "auto" or "auto/N", in this order:
+///  1. Slurm: the index is SLURM_ARRAY_TASK_ID itself, so resubmitting some
+///     tasks (--array=3,7) gives each its own shard again. "auto/N": N given
+///     (the array's task ids must stay below N); "auto": only for an array
+///     that is exactly 0..COUNT-1, N = SLURM_ARRAY_TASK_COUNT.
 ///  2. Kubernetes Indexed Job: JOB_COMPLETION_INDEX, count from "auto/N" or
 ///     else JOB_COMPLETIONS.
-/// "auto/N" must agree with the scheduler's count. Nothing set, a partial or
-/// malformed set, or an index out of range is an Error naming the variables:
-/// never a silent 0/1.
+/// Nothing set, a partial or malformed set, a value out of range (also from
+/// the environment) or an index outside 0 <= I < N is an Error naming the
+/// variables: never a silent 0/1, never a wrapped value.
 llvm::Expected<ShardIndex> resolveShard(llvm::StringRef text, const EnvironmentLookup &env = nullptr);
 
 } // namespace mlgo

@@ -26,6 +26,8 @@ namespace mlgo {
 struct JournalContents {
   std::optional<nlohmann::ordered_json> Options; // the header's "options"
   std::vector<nlohmann::ordered_json> Records;   // every record line, in file order
+  std::vector<size_t> RecordLineNumbers;         // Records[i]'s line in the file (1-based)
+  std::vector<std::string> RecordTexts;          // Records[i]'s line as written, without '\n'
   bool TornTail = false;                         // a final line without '\n' was skipped
 };
 
