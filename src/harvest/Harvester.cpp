@@ -8,9 +8,11 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
@@ -85,7 +87,14 @@ public:
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
       auto cache = readJournalFile(defaultSizesPath());
-      bool reuse = cache && !checkJournalOptions(*cache, harvestJournalOptions(Options), defaultSizesPath(), "");
+      bool reuse = false;
+      if (cache) {
+        // An llvm::Error must be consumed, not only tested: on an LLVM with
+        // ABI-breaking checks an unchecked one aborts.
+        llvm::Error mismatch = checkJournalOptions(*cache, harvestJournalOptions(Options), defaultSizesPath(), "");
+        reuse = !mismatch;
+        llvm::consumeError(std::move(mismatch));
+      }
       if (reuse)
         for (const auto &j : latestPerKey(cache->Records, "module"))
           if (j.contains("native_size") && j["native_size"].is_number_unsigned())
@@ -102,8 +111,9 @@ public:
     auto start = Clock::now();
     ModuleRecord record;
     record.Module = module.Name;
-    std::string work = Options.ExplicitTempsDir.empty() ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
-                                                        : joinPath(Options.ExplicitTempsDir, module.Name);
+    std::string work = Options.ExplicitTempsDir.empty()
+                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
+                           : joinPath(Options.ExplicitTempsDir, workDirectoryName(module.Name));
     llvm::sys::fs::remove_directories(work);
     if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
       writeFailed(record, llvm::make_error<WriteError>(work, ec));
@@ -473,6 +483,10 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
 }
 
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
+  // Before anything in the output directory is read or removed.
+  auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
+  if (!lock)
+    return lock.takeError();
   auto corpus = readCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();
