@@ -5,7 +5,9 @@
 #include "mlgo/extract/Journal.h"
 #include "mlgo/extract/LinkedSections.h"
 #include "mlgo/extract/SectionReader.h"
+#include "mlgo/extract/ThinLTOIndex.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
@@ -34,6 +36,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace mlgo {
 namespace {
@@ -271,16 +274,16 @@ private:
       return failure(std::move(outcome), "cmd_filter",
                      "Excluding module " + where + " because it does not match the filter", ModuleStatus::Filtered);
 
-    std::string error;
     std::unique_ptr<llvm::MemoryBuffer> index;
     if (Options.ThinLTO == ThinLTOMode::Distributed) {
       std::optional<std::string> indexPath = thinLTOIndexPath(cmd, candidate.Base);
       if (!indexPath)
         return failure(std::move(outcome), "thinlto_index_option_missing",
                        where + ": no -fthinlto-index in its embedded command line");
-      index = readWholeFile(*indexPath, error);
-      if (!index)
-        return failure(std::move(outcome), "thinlto_index_missing", "ThinLTO index " + error);
+      ThinLTOIndexRead read = readThinLTOIndex(*indexPath, candidate.Base);
+      if (!read.Buffer)
+        return failure(std::move(outcome), read.Reason, where + ": " + read.Detail);
+      index = std::move(read.Buffer);
     }
     addConsumerWarnings(outcome, cmd);
 
@@ -418,6 +421,33 @@ std::optional<Outcomes> reusable(const Outcomes &records, const ModuleOutcome &c
   return reused;
 }
 
+// A re-run never shrinks a corpus silently: a module of the existing
+// corpus that failed only because its files could not be rewritten still has
+// its previous, whole files (StagedFiles rolls back), so it stays in the
+// corpus, reported as failed (the tools then exit non-zero).
+void keepUnwritableModules(const ExtractOptions &options, ExtractResult &result) {
+  if (!llvm::sys::fs::exists(joinPath(options.OutputDir, CorpusDescriptionFile)))
+    return;
+  auto previous = readCorpusDescription(options.OutputDir);
+  if (!previous) {
+    llvm::consumeError(previous.takeError()); // unreadable: nothing to keep
+    return;
+  }
+  std::unordered_set<std::string> before(previous->Modules.begin(), previous->Modules.end());
+  for (ModuleOutcome &o : result.Outcomes) {
+    if (o.Status != ModuleStatus::Failed || o.Reason != "write_failed" || !before.count(o.Name))
+      continue;
+    bool whole = true;
+    for (const std::string &file : expectedFiles(options, o.Name))
+      whole = whole && isRegularFile(file);
+    if (!whole)
+      continue;
+    o.KeptPrevious = true;
+    o.Detail += " (the module's previous files are kept in the corpus)";
+    result.KeptPrevious.push_back(o.Name);
+  }
+}
+
 const char *thinLTOName(ThinLTOMode mode) {
   return mode == ThinLTOMode::Local ? "local" : mode == ThinLTOMode::Distributed ? "distributed" : "none";
 }
@@ -446,6 +476,10 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   if (std::error_code ec = llvm::sys::fs::create_directories(stateDir))
     return llvm::createStringError(ec, "cannot create output directory %s: %s", options.OutputDir.c_str(),
                                    ec.message().c_str());
+  // Before the staging, journal or any module of the output is touched.
+  auto lock = DirectoryLock::acquire(options.OutputDir, stateDir);
+  if (!lock)
+    return lock.takeError();
   removeStaleStaging(stateDir);
   std::string stagingDir = joinPath(stateDir, "staging." + std::to_string(::getpid()));
   if (std::error_code ec = llvm::sys::fs::create_directories(stagingDir))
@@ -592,6 +626,8 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   for (Outcomes &slot : slots)
     for (ModuleOutcome &o : slot)
       result.Outcomes.push_back(std::move(o));
+  if (!interrupted)
+    keepUnwritableModules(options, result);
 
   result.Summary = summarize(result.Outcomes, interrupted);
   nlohmann::ordered_json report = buildExtractReport(result.Outcomes, result.Summary, options.ReportContext);
@@ -621,7 +657,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
     description.Fields["global_command_override"] = {"<UNSPECIFIED>"};
   description.Fields["has_thinlto"] = options.ThinLTO != ThinLTOMode::None;
   for (const ModuleOutcome &o : result.Outcomes)
-    if (o.Status == ModuleStatus::Ok)
+    if (o.Status == ModuleStatus::Ok || o.KeptPrevious)
       description.Modules.push_back(o.Name);
   if (llvm::Error e = writeCorpusDescription(options.OutputDir, description))
     return llvm::createStringError("cannot write %s/%s: %s", options.OutputDir.c_str(), CorpusDescriptionFile,

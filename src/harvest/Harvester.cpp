@@ -9,9 +9,11 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
@@ -84,8 +86,9 @@ public:
     auto start = Clock::now();
     ModuleRecord record;
     record.Module = module.Name;
-    std::string work = Options.ExplicitTempsDir.empty() ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
-                                                        : joinPath(Options.ExplicitTempsDir, module.Name);
+    std::string work = Options.ExplicitTempsDir.empty()
+                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
+                           : joinPath(Options.ExplicitTempsDir, workDirectoryName(module.Name));
     llvm::sys::fs::remove_directories(work);
     if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
       writeFailed(record, llvm::make_error<WriteError>(work, ec));
@@ -465,6 +468,10 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
 }
 
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
+  // Before anything in the output directory is read or removed.
+  auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
+  if (!lock)
+    return lock.takeError();
   auto corpus = readCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();

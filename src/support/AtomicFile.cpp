@@ -209,6 +209,20 @@ llvm::Error AtomicFileWriter::commit() {
   return syncDirectory(dirName(Final));
 }
 
+// rename(2) and link(2) cannot cross file systems (EXDEV): a directory on
+// another file system than the staging directory (a mount inside the output)
+// stages its temporaries and backups in itself. They never end in `.bc`.
+std::string StagedFiles::stagingDirFor(const std::string &dir) {
+  if (!StagingDevice) {
+    struct stat st;
+    StagingDevice = ::stat(StagingDir.c_str(), &st) == 0 ? std::optional<dev_t>(st.st_dev) : std::nullopt;
+  }
+  struct stat target;
+  if (StagingDevice && ::stat(dir.empty() ? "." : dir.c_str(), &target) == 0 && target.st_dev != *StagingDevice)
+    return dir.empty() ? "." : dir;
+  return StagingDir;
+}
+
 StagedFiles::~StagedFiles() {
   for (const Entry &e : Entries) {
     if (e.Fd >= 0)
@@ -222,9 +236,10 @@ llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, st
   Entry entry;
   entry.Final = finalPath.str();
   std::string dir = dirName(finalPath).str();
+  if (llvm::Error e = ensureDirectory(dir))
+    return e;
+  entry.Stage = stagingDirFor(dir);
   if (unnamedFilesUsable()) {
-    if (llvm::Error e = ensureDirectory(dir))
-      return e;
     entry.Fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode.value_or(0644));
   }
   if (entry.Fd >= 0) {
@@ -236,7 +251,7 @@ llvm::Error StagedFiles::add(llvm::StringRef finalPath, llvm::StringRef data, st
       return e;
     }
   } else {
-    entry.Temporary = temporaryNameIn(StagingDir, "staged");
+    entry.Temporary = temporaryNameIn(entry.Stage, "staged");
     if (llvm::Error e = writeNewFile(entry.Temporary, data, mode))
       return e;
   }
@@ -262,7 +277,7 @@ llvm::Error StagedFiles::commit() {
     llvm::Error e = llvm::Error::success();
     if (entry.Fd >= 0) {
       if (!(e = syncFileDescriptor(entry.Fd, entry.Final))) {
-        keepOlderVersion(entry.Final, StagingDir, entry.Backup, entry.Created);
+        keepOlderVersion(entry.Final, entry.Stage, entry.Backup, entry.Created);
         int err = entry.Created ? linkUnnamed(entry.Fd, entry.Final) : EEXIST;
         if (err) {
           if (entry.Created && err != EEXIST) {
@@ -270,7 +285,7 @@ llvm::Error StagedFiles::commit() {
           } else {
             // Replace an existing file atomically: link to a temporary name, rename over.
             entry.Created = false;
-            std::string temporary = temporaryNameIn(StagingDir, baseName(entry.Final));
+            std::string temporary = temporaryNameIn(entry.Stage, baseName(entry.Final));
             if (int err2 = linkUnnamed(entry.Fd, temporary))
               e = errnoError(err2, "cannot link", temporary);
             else
@@ -282,7 +297,7 @@ llvm::Error StagedFiles::commit() {
       entry.Fd = -1;
     } else {
       if (!(e = ensureDirectory(dirName(entry.Final)))) {
-        keepOlderVersion(entry.Final, StagingDir, entry.Backup, entry.Created);
+        keepOlderVersion(entry.Final, entry.Stage, entry.Backup, entry.Created);
         e = renameOver(entry.Temporary, entry.Final);
       }
       ::unlink(entry.Temporary.c_str()); // gone already when renamed

@@ -78,6 +78,40 @@ private:
 
 void onSpawnerThread(llvm::function_ref<void()> work) { SpawnerThread::get().run(work); }
 
+// The step at which a child failed before running its program.
+enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Exec };
+struct SpawnFailure {
+  SpawnStep Step;
+  int Errno;
+};
+
+llvm::Error spawnError(const SpawnOptions &options, const SpawnFailure &failure) {
+  const char *program = options.Argv[0].c_str();
+  std::string what;
+  switch (failure.Step) {
+  case SpawnStep::OpenStdin:
+    what = "cannot open /dev/null as the standard input";
+    break;
+  case SpawnStep::OpenStdout:
+    what = "cannot open the standard output file " + options.StdoutPath;
+    break;
+  case SpawnStep::OpenStderr:
+    what = "cannot open the standard error file " + options.StderrPath;
+    break;
+  case SpawnStep::Redirect:
+    what = "cannot redirect the standard streams";
+    break;
+  case SpawnStep::ChangeDirectory:
+    what = "cannot change to the working directory " + options.WorkingDirectory;
+    break;
+  case SpawnStep::Exec:
+    what = "cannot execute";
+    break;
+  }
+  return llvm::createStringError(std::error_code(failure.Errno, std::generic_category()), "cannot run %s: %s: %s",
+                                 program, what.c_str(), std::strerror(failure.Errno));
+}
+
 ExitStatus decode(int status) {
   ExitStatus s;
   if (WIFEXITED(status)) {
@@ -169,19 +203,28 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int in = stdinFd >= 0 ? stdinFd : ::open("/dev/null", O_RDONLY);
-    int out = stdoutFd >= 0 ? stdoutFd : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 ||
-        (cwd && ::chdir(cwd) != 0)) {
-      int e = errno;
-      [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
+    // A failing step is reported to the parent as {step, errno}: write(2)
+    // and _exit(2) only, both async-signal-safe.
+    auto fail = [errorFd](SpawnStep step) {
+      SpawnFailure failure{step, errno};
+      [[maybe_unused]] ssize_t n = ::write(errorFd, &failure, sizeof(failure));
       ::_exit(127);
-    }
+    };
+    int in = stdinFd >= 0 ? stdinFd : ::open("/dev/null", O_RDONLY);
+    if (in < 0)
+      fail(SpawnStep::OpenStdin);
+    int out = stdoutFd >= 0 ? stdoutFd : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0)
+      fail(SpawnStep::OpenStdout);
+    int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err < 0)
+      fail(SpawnStep::OpenStderr);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)
+      fail(SpawnStep::Redirect);
+    if (cwd && ::chdir(cwd) != 0)
+      fail(SpawnStep::ChangeDirectory);
     ::execvp(argv[0], argv.data());
-    int e = errno;
-    [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
-    ::_exit(127);
+    fail(SpawnStep::Exec);
   });
   if (pid < 0) {
     closeAll();
@@ -190,9 +233,9 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   }
   ::close(errorPipe[1]);
   errorPipe[1] = -1;
-  int childErrno = 0;
+  SpawnFailure failure{};
   ssize_t got;
-  while ((got = ::read(errorPipe[0], &childErrno, sizeof(childErrno))) < 0 && errno == EINTR) {
+  while ((got = ::read(errorPipe[0], &failure, sizeof(failure))) < 0 && errno == EINTR) {
   }
   if (inPipe[0] >= 0)
     ::close(inPipe[0]);
@@ -206,8 +249,7 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       ::close(inPipe[1]);
     if (outPipe[0] >= 0)
       ::close(outPipe[0]);
-    return llvm::createStringError(std::error_code(childErrno, std::generic_category()), "cannot run %s: %s",
-                                   options.Argv[0].c_str(), std::strerror(childErrno));
+    return spawnError(options, failure);
   }
   ChildProcess child;
   child.Pid = pid;

@@ -7,9 +7,9 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
+#include <random>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <random>
 #include <thread>
 #include <unistd.h>
 
@@ -550,7 +550,7 @@ TEST_F(ExtractIrResume, X8_InterruptThenResumeEqualsCleanRun) {
   for (const std::string &f : listTree(clean))
     EXPECT_EQ(readFile(out + "/" + f), readFile(clean + "/" + f)) << f;
   EXPECT_EQ(listTree(out + "/.mlgo-corpus", true),
-            (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json"}));
+            (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json", "lock"}));
 }
 
 TEST_F(ExtractIrResume, KillNineThenRerunEqualsCleanRun) {
@@ -585,7 +585,7 @@ TEST_F(ExtractIrResume, KillNineThenRerunEqualsCleanRun) {
       EXPECT_EQ(readFile(rerun + "/" + f), readFile(clean + "/" + f)) << f << mode;
     // The killed run's staging area is cleaned up.
     EXPECT_EQ(listTree(rerun + "/.mlgo-corpus", true),
-              (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json"}));
+              (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json", "lock"}));
   }
 }
 
@@ -675,7 +675,7 @@ TEST_F(ExtractIrResume, KillNineMidWriteThenResumeEqualsCleanRun) {
     for (const std::string &f : listTree(clean))
       EXPECT_EQ(readFile(out + "/" + f), readFile(clean + "/" + f)) << f << " round " << round;
     EXPECT_EQ(listTree(out + "/.mlgo-corpus", true),
-              (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json"}));
+              (std::set<std::string>{"extract_ir.journal", "extract_ir.report.json", "lock"}));
   }
 }
 

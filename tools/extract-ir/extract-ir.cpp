@@ -169,6 +169,12 @@ int main(int argc, char **argv) {
     log::info("Resumed: " + std::to_string(summary.Resumed) + " modules were already done");
   log::info("Converted " + std::to_string(summary.Ok) + " files out of " + std::to_string(summary.Candidates));
   std::string problems = describeProblems(result->Outcomes);
+  if (!result->KeptPrevious.empty()) {
+    log::error(std::to_string(result->KeptPrevious.size()) +
+               " modules of the existing corpus could not be rewritten and keep their previous files (first: " +
+               result->KeptPrevious.front() + "). Details: " + result->ReportPath);
+    return ExitJobFailed;
+  }
   if (!problems.empty())
     log::warning("Not converted: " + problems + ". Details: " + result->ReportPath);
   if (strict && (summary.Failed || summary.Skipped))

@@ -97,6 +97,12 @@ int main(int argc, char **argv) {
   }
   log::info("Copied " + std::to_string(summary.Ok) + " bitcode files out of " + std::to_string(summary.Candidates));
   std::string problems = describeProblems(result->Outcomes);
+  if (!result->KeptPrevious.empty()) {
+    log::error(std::to_string(result->KeptPrevious.size()) +
+               " modules of the existing corpus could not be rewritten and keep their previous files (first: " +
+               result->KeptPrevious.front() + "). Details: " + result->ReportPath);
+    return 1;
+  }
   if (!problems.empty())
     log::warning("Not copied: " + problems + ". Details: " + result->ReportPath);
   if (strict && summary.Failed)

@@ -64,6 +64,9 @@ struct ExtractResult {
   /// Empty when interrupted (no manifest is written then).
   std::optional<CorpusDescription> Description;
   std::string ReportPath;
+  /// Modules of the existing corpus whose files could not be rewritten: they
+  /// stay in the corpus with their previous files, and are failed outcomes.
+  std::vector<std::string> KeptPrevious;
 };
 
 /// Where tool state lives inside a corpus: hidden, so consumers ignore it.

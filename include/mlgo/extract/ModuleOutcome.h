@@ -28,6 +28,8 @@ struct ModuleOutcome {
   uint64_t InputSize = 0;
   int64_t InputMtimeNs = 0;
   bool Resumed = false;
+  /// Failed to be rewritten, but its previous files stay in the corpus.
+  bool KeptPrevious = false;
 };
 
 } // namespace mlgo

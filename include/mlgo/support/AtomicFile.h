@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace mlgo {
@@ -74,7 +75,10 @@ private:
 /// Files that must appear together (one corpus module's .bc, .cmd and
 /// .thinlto.bc). Each is written to an unnamed file (O_TMPFILE) in its final
 /// directory, or where the file system lacks those, to a temporary name in
-/// `fallbackStagingDir`; commit() links or renames them into place. A crash
+/// `fallbackStagingDir`; commit() links or renames them into place. A final
+/// directory on another file system than `fallbackStagingDir` (a mount in
+/// the output) keeps its temporaries and backups in itself instead, since
+/// rename and link cannot cross file systems. A crash
 /// leaves no partial file behind: unnamed files vanish with the process.
 /// Whatever was not committed is discarded on destruction.
 class StagedFiles {
@@ -99,10 +103,13 @@ private:
     int Fd = -1;           // an unnamed O_TMPFILE file
     std::string Temporary; // or a named temporary file
     std::string Backup;    // the older file at Final, while committing
+    std::string Stage;     // where its temporaries and backup go: same file system as Final
     bool Created = false;  // Final did not exist before the commit
   };
   void rollBack(size_t count);
+  std::string stagingDirFor(const std::string &dir);
   std::string StagingDir;
+  std::optional<dev_t> StagingDevice;
   std::vector<Entry> Entries;
 };
 
