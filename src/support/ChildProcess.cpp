@@ -1,4 +1,5 @@
 #include "mlgo/support/ChildProcess.h"
+#include "mlgo/support/Landlock.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -112,7 +113,27 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     return llvm::createStringError(std::error_code(err, std::generic_category()), "pipe: %s", std::strerror(err));
   }
   // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
+  // async-signal-safe calls. That includes the Landlock ruleset and the
+  // environment with TMPDIR in the confined directory.
+  WriteConfinement confinement;
+  std::string tmpdir;
+  std::vector<char *> environment;
+  if (!options.ConfineWritesTo.empty()) {
+    auto made = WriteConfinement::beneath(options.ConfineWritesTo);
+    if (!made) {
+      closeAll();
+      return made.takeError();
+    }
+    confinement = std::move(*made);
+    tmpdir = "TMPDIR=" + options.ConfineWritesTo;
+    for (char **entry = environ; *entry; ++entry)
+      if (std::strncmp(*entry, "TMPDIR=", 7) != 0)
+        environment.push_back(*entry);
+    environment.push_back(tmpdir.data());
+    environment.push_back(nullptr);
+  }
+  const int rulesetFd = confinement.fd();
+  char **const envp = environment.empty() ? nullptr : environment.data();
   std::vector<char *> argv;
   for (const std::string &a : options.Argv)
     argv.push_back(const_cast<char *>(a.c_str()));
@@ -178,7 +199,15 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
       ::_exit(127);
     }
-    ::execvp(argv[0], argv.data());
+    if (rulesetFd >= 0)
+      if (int e = applyWriteConfinement(rulesetFd)) {
+        [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
+        ::_exit(127);
+      }
+    if (envp)
+      ::execvpe(argv[0], argv.data(), envp);
+    else
+      ::execvp(argv[0], argv.data());
     int e = errno;
     [[maybe_unused]] ssize_t n = ::write(errorFd, &e, sizeof(e));
     ::_exit(127);
