@@ -45,7 +45,7 @@ set(CPACK_COMPONENT_TOOLS_DESCRIPTION
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME mlgo-corpus-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS
-    "mlgo-corpus (= ${PROJECT_VERSION}), llvm-${LLVM_VERSION_MAJOR}-dev, libtbb-dev, nlohmann-json3-dev")
+    "mlgo-corpus (= ${PROJECT_VERSION}), llvm-${LLVM_VERSION_MAJOR}-dev, libclang-cpp${LLVM_VERSION_MAJOR}-dev, libtbb-dev, nlohmann-json3-dev")
 set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
     "Headers, static library and CMake package (find_package(mlgo)) of mlgo-corpus:\n"
     "corpus descriptions, training-log reading and writing, TFRecord output.")

@@ -12,6 +12,7 @@ build_dir=${MLGO_BUILD_DIR:-$root/build}
 packages=(
   cmake ninja-build g++ pkg-config time git help2man man-db groff-base bsdextrautils dpkg-dev file
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev
+  libclang-22-dev libclang-cpp22-dev
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
   python3-flatbuffers
   slurm-wlm munge strace

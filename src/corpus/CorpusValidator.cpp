@@ -4,6 +4,7 @@
 #include "mlgo/corpus/BitcodeCheck.h"
 #include "mlgo/corpus/CommandLineSection.h"
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/corpus/ModuleCommandLine.h"
 #include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/support/DirectoryWalk.h"
 #include "mlgo/support/PathUtil.h"
@@ -81,6 +82,9 @@ ModuleCheck checkModule(const std::string &dir, const std::string &name, bool ne
         problem("cmd_not_utf8", name + ".cmd is not UTF-8 (ml-compiler-opt reads it as text)");
       if (fields.empty() || fields.front() != "-cc1")
         problem("cmd_not_cc1", name + ".cmd does not start with -cc1");
+      std::vector<std::string> args(fields.begin(), fields.end());
+      if (auto why = unsafeCommandLineFlag(dropHarvestFlags(args)))
+        problem("unsafe_command_line", name + ".cmd: " + *why);
       if (needIndex) {
         size_t indexOptions = 0;
         for (llvm::StringRef f : fields)
@@ -126,6 +130,8 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
     else if (*override == nlohmann::ordered_json::array({"<UNSPECIFIED>"}))
       v.Problems.push_back({"override_unspecified", "",
                             "global_command_override is still [\"<UNSPECIFIED>\"]: replace it with the link's flags"});
+    else if (auto why = unsafeCommandLineFlag(override->get<std::vector<std::string>>()))
+      v.Problems.push_back({"unsafe_command_line", "", "global_command_override: " + *why});
   }
   if (description->Modules.empty())
     v.Problems.push_back({"modules_empty", "", "the corpus lists no module; ml-compiler-opt cannot use it"});

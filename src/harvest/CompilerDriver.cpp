@@ -1,7 +1,6 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
 #include "mlgo/harvest/PluginMode.h"
-#include "mlgo/corpus/CommandLineSection.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 
@@ -107,30 +106,6 @@ ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem,
   return commands;
 }
 
-llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef cmdPath) {
-  auto buffer = llvm::MemoryBuffer::getFile(cmdPath, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: %s", cmdPath.str().c_str(),
-                                   buffer.getError().message().c_str());
-  std::vector<std::string> args;
-  std::vector<llvm::StringRef> fields = splitCommandLineSection((*buffer)->getBuffer());
-  static const char *const Deleted[] = {"-split-dwarf-file", "-split-dwarf-output", "--warning-suppression-mappings"};
-  for (size_t i = 0; i < fields.size(); ++i) {
-    bool drop = false;
-    for (const char *flag : Deleted) {
-      if (fields[i] == flag) {
-        drop = true;
-        ++i; // and its value
-      } else if (fields[i].starts_with(std::string(flag) + "=")) {
-        drop = true;
-      }
-    }
-    if (!drop)
-      args.push_back(fields[i].str());
-  }
-  return args;
-}
-
 llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, CompilerKind kind, Problem problem) {
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-probe", dir))
@@ -142,7 +117,9 @@ llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, Compile
     if (kind == CompilerKind::Clang && std::string(flag) == "--help-hidden")
       argv.insert(argv.end(), {"-cc1", "-mllvm"}); // the driver's --help does not list LLVM's options
     argv.push_back(flag);
-    auto child = ChildProcess::spawn({argv, out, err});
+    SpawnOptions spawn{argv, out, err};
+    spawn.ConfineWritesTo = dir.str().str();
+    auto child = ChildProcess::spawn(spawn);
     if (!child) {
       llvm::sys::fs::remove_directories(dir);
       return child.takeError();

@@ -170,17 +170,28 @@ private:
                                        "every module is compiled with",
                                        override->dump().c_str());
       in.CommandLine = override->get<std::vector<std::string>>();
+      if (llvm::Error e = screened(in.CommandLine, "global_command_override"))
+        return e;
       return in;
     }
-    auto args = readModuleCommandLine(joinPath(Options.CorpusDir, module + ".cmd"));
+    std::string cmdPath = joinPath(Options.CorpusDir, module + ".cmd");
+    auto args = readModuleCommandLine(cmdPath);
     if (!args)
       return args.takeError();
     in.CommandLine = std::move(*args);
+    if (llvm::Error e = screened(in.CommandLine, cmdPath))
+      return e;
     return in;
   }
 
+  // A corpus' command line is clang's argv: refused when it loads code or
+  // writes files, unless the user trusts the corpus (docs/security.md).
+  llvm::Error screened(const std::vector<std::string> &args, const std::string &source) const {
+    return Options.TrustCorpusCommands ? llvm::Error::success() : screenCommandLine(args, source);
+  }
+
   CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName) const {
-    return {std::move(argv), joinPath(work, stderrName), deadline(), Options.TimeoutSeconds};
+    return {std::move(argv), joinPath(work, stderrName), deadline(), Options.TimeoutSeconds, work};
   }
 
   // Compiles with `advisor`; leaves the object in commands.Native.
@@ -208,8 +219,9 @@ private:
   void run(const PlannedModule &module, const std::string &work, Policy &policy, ModuleRecord &record) {
     auto in = inputs(module.Name);
     if (!in) {
-      record.Reason = "bad_module";
-      record.Detail = llvm::toString(in.takeError());
+      llvm::Error error = in.takeError();
+      record.Reason = error.isA<UnsafeCommandLineError>() ? "unsafe_command_line" : "bad_module";
+      record.Detail = llvm::toString(std::move(error));
       return;
     }
     if (llvm::Error e = policy.beginModule(module.Name)) {
@@ -450,6 +462,9 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["mode_reason"] = o.ModeReason;
   j["policy"] = o.Policy.describe();
   j["shard"] = shardSpec(o.Selection);
+  j["confinement"] = {{"active", Confinement.Abi > 0},
+                      {"landlock_abi", Confinement.Abi},
+                      {"warning", Confinement.Abi > 0 ? "" : "compiles were not confined: " + Confinement.Problem}};
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -527,6 +542,10 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     return e;
   std::vector<size_t> todo;
   HarvestSummary summary;
+  summary.Confinement = landlockSupport();
+  if (summary.Confinement.Abi == 0)
+    log::warning("compiles run without write confinement: " + summary.Confinement.Problem +
+                 " (docs/security.md)");
   summary.Planned = plan->size();
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;

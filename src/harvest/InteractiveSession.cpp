@@ -126,8 +126,14 @@ const char *statusName(CompileOutcome::Status status) {
   return "failed";
 }
 
+static SpawnOptions compileSpawnOptions(const CompileJob &job) {
+  SpawnOptions options{job.Argv, "/dev/null", job.StderrPath};
+  options.ConfineWritesTo = job.WorkDir;
+  return options;
+}
+
 CompileOutcome runCompile(const CompileJob &job) {
-  auto child = ChildProcess::spawn({job.Argv, "/dev/null", job.StderrPath});
+  auto child = ChildProcess::spawn(compileSpawnOptions(job));
   if (!child) {
     CompileOutcome outcome;
     outcome.Result = CompileOutcome::Status::Failed;
@@ -155,7 +161,7 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
       return outcome;
     }
   }
-  auto child = ChildProcess::spawn({job.Argv, "/dev/null", job.StderrPath});
+  auto child = ChildProcess::spawn(compileSpawnOptions(job));
   if (!child) {
     fail("spawn_failed", llvm::toString(child.takeError()));
     return outcome;

@@ -78,7 +78,7 @@ llvm::Error probeInlinerPlugin(const ModeRequest &request, const CompilerCapabil
   ModuleCommands commands = moduleCommands(request.Compiler, Problem::Inliner, inputs, advisor, dir);
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.ProbeTimeoutSeconds * 1000));
   CompileJob job{commands.Compile, joinPath(dir, "stderr"), std::chrono::steady_clock::now() + timeout,
-                 request.ProbeTimeoutSeconds};
+                 request.ProbeTimeoutSeconds, dir.str().str()};
   CompileOutcome outcome = runCompile(job);
   if (outcome.Result != CompileOutcome::Status::Ok) {
     std::string tail = llvm::StringRef(outcome.StderrTail).trim().str();

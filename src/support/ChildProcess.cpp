@@ -1,4 +1,5 @@
 #include "mlgo/support/ChildProcess.h"
+#include "mlgo/support/Landlock.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -79,7 +80,7 @@ private:
 void onSpawnerThread(llvm::function_ref<void()> work) { SpawnerThread::get().run(work); }
 
 // The step at which a child failed before running its program.
-enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Exec };
+enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Confine, Exec };
 struct SpawnFailure {
   SpawnStep Step;
   int Errno;
@@ -103,6 +104,9 @@ llvm::Error spawnError(const SpawnOptions &options, const SpawnFailure &failure)
     break;
   case SpawnStep::ChangeDirectory:
     what = "cannot change to the working directory " + options.WorkingDirectory;
+    break;
+  case SpawnStep::Confine:
+    what = "cannot confine its writes to its work directory (Landlock)";
     break;
   case SpawnStep::Exec:
     what = "cannot execute";
@@ -146,7 +150,27 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     return llvm::createStringError(std::error_code(err, std::generic_category()), "pipe: %s", std::strerror(err));
   }
   // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
+  // async-signal-safe calls. That includes the Landlock ruleset and the
+  // environment with TMPDIR in the confined directory.
+  WriteConfinement confinement;
+  std::string tmpdir;
+  std::vector<char *> environment;
+  if (!options.ConfineWritesTo.empty()) {
+    auto made = WriteConfinement::beneath(options.ConfineWritesTo);
+    if (!made) {
+      closeAll();
+      return made.takeError();
+    }
+    confinement = std::move(*made);
+    tmpdir = "TMPDIR=" + options.ConfineWritesTo;
+    for (char **entry = environ; *entry; ++entry)
+      if (std::strncmp(*entry, "TMPDIR=", 7) != 0)
+        environment.push_back(*entry);
+    environment.push_back(tmpdir.data());
+    environment.push_back(nullptr);
+  }
+  const int rulesetFd = confinement.fd();
+  char **const envp = environment.empty() ? nullptr : environment.data();
   std::vector<char *> argv;
   for (const std::string &a : options.Argv)
     argv.push_back(const_cast<char *>(a.c_str()));
@@ -223,7 +247,15 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       fail(SpawnStep::Redirect);
     if (cwd && ::chdir(cwd) != 0)
       fail(SpawnStep::ChangeDirectory);
-    ::execvp(argv[0], argv.data());
+    if (rulesetFd >= 0)
+      if (int e = applyWriteConfinement(rulesetFd)) {
+        errno = e;
+        fail(SpawnStep::Confine);
+      }
+    if (envp)
+      ::execvpe(argv[0], argv.data(), envp);
+    else
+      ::execvp(argv[0], argv.data());
     fail(SpawnStep::Exec);
   });
   if (pid < 0) {

@@ -82,6 +82,11 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--force", o.Force, "Redo modules that an earlier run into the same --output_dir finished.");
+  app.add_flag("--trust_corpus_commands", o.TrustCorpusCommands,
+               "Run each module's .cmd (or global_command_override) as it is. Without it, a line with a flag "
+               "that loads code (-load, -fpass-plugin=, ...), writes a file other than the object (-stats-file=, "
+               "-o, ...), is not a clang-22 option, or an -mllvm option taking a file fails that module as "
+               "unsafe_command_line (docs/security.md). Compiles stay confined by Landlock either way.");
   app.add_option("--tfrecord,--output_path", o.TFRecordPath,
                  "Also write the dataset ml-compiler-opt trains on (TFRecord of SequenceExample), modules in plan "
                  "order.");

@@ -1,6 +1,7 @@
 // The command lines a harvest runs for one module, per compiler and mode.
 #pragma once
 
+#include "mlgo/corpus/ModuleCommandLine.h" // readModuleCommandLine
 #include "mlgo/log/Problem.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -52,11 +53,6 @@ struct ModuleCommands {
 /// Regalloc runs through clang or llc (opt has no register allocator).
 ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem, const ModuleInputs &inputs,
                               const AdvisorSetup &advisor, llvm::StringRef workDir);
-
-/// Reads <name>.cmd: NUL-separated, the trailing empty field dropped, and the
-/// flags ml-compiler-opt deletes for the inliner removed (-split-dwarf-file,
-/// -split-dwarf-output, --warning-suppression-mappings, with their values).
-llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef cmdPath);
 
 /// What the compiler at `path` supports, probed once.
 struct CompilerCapabilities {

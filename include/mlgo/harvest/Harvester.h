@@ -7,6 +7,7 @@
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/harvest/Policy.h"
 #include "mlgo/log/Problem.h"
+#include "mlgo/support/Landlock.h"
 
 #include "llvm/Support/Error.h"
 
@@ -28,6 +29,7 @@ struct HarvestOptions {
   unsigned NumWorkers = 0; // 0: one per hardware thread
   double TimeoutSeconds = 60;
   bool Force = false;           // redo modules the journal says are done
+  bool TrustCorpusCommands = false; // run .cmd / global_command_override without screening (docs/security.md)
   std::string TFRecordPath;     // also write the dataset
   std::string ExplicitTempsDir; // keep each module's work directory there
   double ProgressInterval = 5;
@@ -42,6 +44,8 @@ struct HarvestSummary {
   /// Why the run stopped early (a write failed on an unusable output file
   /// system), if it did.
   std::optional<std::string> Stopped;
+  /// Whether the compiles ran confined by Landlock (docs/security.md).
+  LandlockSupport Confinement;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 

@@ -31,6 +31,7 @@ struct CompileJob {
   std::string StderrPath;
   Deadline Until;
   double TimeoutSeconds = 0; // for messages
+  std::string WorkDir;       // the only place the compile may write (Landlock); "" = unconfined
 };
 
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are

@@ -26,6 +26,10 @@ struct SpawnOptions {
   /// Connect the child's stdin/stdout to pipes instead (exec policies).
   bool PipeStdin = false, PipeStdout = false;
   std::string WorkingDirectory; // "" = ours
+  /// Confine the child's writes to this directory (and /dev/null) with
+  /// Landlock, and point its TMPDIR there; "" = not confined. Without
+  /// Landlock in the kernel only TMPDIR is set (landlockSupport() says why).
+  std::string ConfineWritesTo;
 };
 
 class ChildProcess {
