@@ -316,7 +316,12 @@ template <typename Row> inline void walk(const Walk &w, Row &&row) {
   }
   size_t n = w.Dims[loops - 1];
   const Step &inner = w.Strides[loops - 1];
-  size_t index[Walk::MaxLoops] = {};
+  if (loops == 1) { // equal shapes, a scalar operand, a plain copy: the common cases
+    row(size_t(0), n, base, inner);
+    return;
+  }
+  size_t index[Walk::MaxLoops]; // only the outer loops' counters: this runs per operator per decision
+  std::fill_n(index, loops - 1, size_t(0));
   for (size_t start = 0; start < w.Elements; start += n) {
     row(start, n, base, inner);
     for (size_t d = loops - 1; d-- > 0;) {
