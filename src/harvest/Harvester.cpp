@@ -398,6 +398,8 @@ private:
 llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
   switch (options.Policy.How) {
   case PolicySpec::Kind::TFLite:
+    if (options.Mode == AdvisorMode::Plugin)
+      return makeDefaultPolicy(); // the compiler loads the model and decides: no copy here
     return makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); // loaded once per worker
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);

@@ -66,16 +66,9 @@ private:
 } // namespace
 
 llvm::Expected<std::unique_ptr<Policy>> makeTFLitePolicy(const std::string &dir, Problem problem) {
-  auto model = model::PolicyModel::load(dir);
+  auto model = model::PolicyModel::loadFor(dir, problem);
   if (!model)
     return model.takeError();
-  const model::PolicyOutput &decision = (*model)->outputs()[0];
-  if (decision.LoggingName != decisionName(problem))
-    return llvm::createStringError("%s/output_spec.json: entry 0 is '%s', but %s policies decide '%s'", dir.c_str(),
-                                   decision.LoggingName.c_str(), problemName(problem), decisionName(problem));
-  if (decision.Spec.elementCount() != 1)
-    return llvm::createStringError("%s/output_spec.json: the decision '%s' must have one element", dir.c_str(),
-                                   decision.LoggingName.c_str());
   return std::make_unique<TFLitePolicy>(std::move(*model), problem);
 }
 

@@ -1,7 +1,8 @@
 // A bounds-checked FlatBuffers reader: every offset read from the file is
 // checked before it is followed, so a malformed model gives an error naming
-// the table and field, never a read outside the buffer. Errors are thrown as
-// FlatBufferError and turned into llvm::Error by the model loader.
+// the table and field, never a read outside the buffer; and every copy out of
+// the file is charged to the load's budget before it is made. Errors are
+// thrown as FlatBufferError and turned into llvm::Error by the model loader.
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
@@ -16,6 +17,30 @@ namespace mlgo::model {
 
 struct FlatBufferError {
   std::string Message;
+};
+
+/// What loading one model may allocate, all told: the tensor arena, every
+/// name, shape and vector copied out of the file (FlatBuffers lets many
+/// tables share one string or vector, so a small file can name the same
+/// megabyte a thousand times), and every operator's prepared state. Charged
+/// before allocating, in overflow-safe arithmetic: a file's contents decide
+/// whether it loads, never how much memory the loader takes.
+class LoadBudget {
+public:
+  explicit LoadBudget(uint64_t limit) : Limit(limit) {}
+  /// Charges `count` x `each` bytes for `what`; throws FlatBufferError when
+  /// the total would pass the limit.
+  void charge(uint64_t count, uint64_t each, const std::string &what) {
+    uint64_t bytes = 0, total = 0;
+    if (__builtin_mul_overflow(count, each, &bytes) || __builtin_add_overflow(Used, bytes, &total) || total > Limit)
+      throw FlatBufferError{"its tensors and operators need more than " + std::to_string(Limit >> 20) +
+                            " MiB together (the limit for a policy), reached by " + what};
+    Used = total;
+  }
+  uint64_t used() const { return Used; }
+
+private:
+  uint64_t Limit, Used = 0;
 };
 
 class FlatBuffer;
@@ -49,7 +74,8 @@ private:
 
 class FlatBuffer {
 public:
-  explicit FlatBuffer(llvm::StringRef bytes) : Bytes(bytes) {}
+  FlatBuffer(llvm::StringRef bytes, LoadBudget &budget) : Bytes(bytes), Budget(budget) {}
+  LoadBudget &budget() const { return Budget; }
   uint64_t size() const { return Bytes.size(); }
   void check(uint64_t position, uint64_t size, const std::string &what) const {
     if (position > Bytes.size() || size > Bytes.size() - position)
@@ -71,6 +97,7 @@ public:
 
 private:
   llvm::StringRef Bytes;
+  LoadBudget &Budget;
 };
 
 inline FBTable::FBTable(const FlatBuffer *buffer, uint64_t position, const char *what)
@@ -124,12 +151,14 @@ inline std::optional<std::string> FBTable::string(unsigned i, const char *what) 
   auto v = vector(i, 1, what);
   if (!v)
     return std::nullopt;
+  Buffer->budget().charge(1, sizeof(std::string) + v->Size, std::string(What) + "." + what);
   return std::string(Buffer->at(v->Start), v->Size);
 }
 
 template <typename T> std::vector<T> FBTable::scalars(unsigned i, const char *what) const {
   std::vector<T> values;
   if (auto v = vector(i, sizeof(T), what)) {
+    Buffer->budget().charge(v->Size, sizeof(T), std::string(What) + "." + what);
     values.resize(v->Size);
     if (v->Size)
       std::memcpy(values.data(), Buffer->at(v->Start), v->Size * sizeof(T));
@@ -139,9 +168,12 @@ template <typename T> std::vector<T> FBTable::scalars(unsigned i, const char *wh
 
 inline std::vector<FBTable> FBTable::tables(unsigned i, const char *what) const {
   std::vector<FBTable> values;
-  if (auto v = vector(i, 4, what))
+  if (auto v = vector(i, 4, what)) {
+    Buffer->budget().charge(v->Size, sizeof(FBTable), std::string(What) + "." + what);
+    values.reserve(v->Size);
     for (uint64_t k = 0; k < v->Size; ++k)
       values.emplace_back(Buffer, Buffer->follow(v->Start + 4 * k, std::string(What) + "." + what), what);
+  }
   return values;
 }
 

@@ -142,37 +142,55 @@ std::vector<size_t> strides(const std::vector<int64_t> &shape) {
   return s;
 }
 
-// For each element of `out`, the element of `in` that numpy broadcasting
-// reads; empty when the shapes are equal (identity).
-std::vector<uint32_t> broadcastMap(const TFLiteModel::Op &op, const std::vector<int64_t> &in,
-                                   const std::vector<int64_t> &out) {
-  if (in == out)
-    return {};
-  if (in.size() > out.size())
-    refuse(op, "cannot broadcast " + shapeText(in) + " to " + shapeText(out));
-  size_t lead = out.size() - in.size();
-  std::vector<size_t> inStrides = strides(in);
-  size_t total = 1;
-  for (int64_t d : out)
-    total *= static_cast<size_t>(d);
-  for (size_t i = 0; i < in.size(); ++i)
-    if (in[i] != 1 && in[i] != out[lead + i])
+// Collapses nested loops over `dims` (outermost first), each operand moving
+// by `steps[d][k]` elements along loop d, into a Walk. The product of `dims`
+// is a tensor's element count, so it is bounded.
+Walk makeWalk(const std::vector<int64_t> &dims, const std::vector<std::array<size_t, Walk::MaxOperands>> &steps) {
+  Walk w;
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {
+    w.Elements = 0;
+    return w;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    size_t n = static_cast<size_t>(dims[d]);
+    w.Elements *= n;
+    if (n == 1)
+      continue;
+    if (!w.Dims.empty()) {
+      // The outer loop continues the inner one in every operand: one loop.
+      bool contiguous = true;
+      for (size_t k = 0; k < Walk::MaxOperands; ++k)
+        contiguous = contiguous && w.Strides.back()[k] == steps[d][k] * n;
+      if (contiguous) {
+        w.Dims.back() *= n;
+        w.Strides.back() = steps[d];
+        continue;
+      }
+    }
+    w.Dims.push_back(n);
+    w.Strides.push_back(steps[d]);
+  }
+  return w;
+}
+
+// The walk over `out` that reads each of `operands` broadcast to it (numpy
+// rules: trailing dimensions match or are 1).
+Walk broadcastWalk(const TFLiteModel::Op &op, const std::vector<const std::vector<int64_t> *> &operands,
+                   const std::vector<int64_t> &out) {
+  std::vector<std::array<size_t, Walk::MaxOperands>> steps(out.size(), std::array<size_t, Walk::MaxOperands>{});
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const std::vector<int64_t> &in = *operands[k];
+    if (in.size() > out.size())
       refuse(op, "cannot broadcast " + shapeText(in) + " to " + shapeText(out));
-  std::vector<uint32_t> map(total);
-  std::vector<int64_t> index(out.size(), 0);
-  for (size_t e = 0; e < total; ++e) {
-    size_t src = 0;
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in[i] != 1)
-        src += static_cast<size_t>(index[lead + i]) * inStrides[i];
-    map[e] = static_cast<uint32_t>(src);
-    for (size_t d = out.size(); d-- > 0;) {
-      if (++index[d] < out[d])
-        break;
-      index[d] = 0;
+    size_t lead = out.size() - in.size();
+    std::vector<size_t> inStrides = strides(in);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] != 1 && in[i] != out[lead + i])
+        refuse(op, "cannot broadcast " + shapeText(in) + " to " + shapeText(out));
+      steps[lead + i][k] = in[i] == 1 ? 0 : inStrides[i];
     }
   }
-  return map;
+  return makeWalk(out, steps);
 }
 
 std::vector<int64_t> broadcastShape(const TFLiteModel::Op &op, std::vector<int64_t> a, std::vector<int64_t> b) {
@@ -190,9 +208,10 @@ std::vector<int64_t> broadcastShape(const TFLiteModel::Op &op, std::vector<int64
 }
 
 std::vector<int64_t> constInts(const TFLiteModel::Op &op, const TensorInfo &t, llvm::StringRef bytes,
-                               const char *what) {
+                               LoadBudget &budget, const char *what) {
   if (bytes.empty() && t.Elements)
     refuse(op, std::string(what) + " must be a constant tensor (static shapes only)");
+  budget.charge(t.Elements, sizeof(int64_t), what);
   std::vector<int64_t> values(t.Elements);
   for (size_t i = 0; i < t.Elements; ++i) {
     if (t.Type == DType::Int32) {
@@ -226,24 +245,6 @@ void expectType(const TFLiteModel::Op &op, const TensorInfo &t, std::initializer
     if (t.Type == d)
       return;
   refuse(op, "tensor '" + t.Name + "' has type " + dtypeName(t.Type) + ", which this operator does not take");
-}
-
-// Copies with a fixed map (TRANSPOSE, TILE, BROADCAST_TO): map[e] = source element of output e.
-void prepareGatherMap(TFLiteModel::Op &op, const std::vector<int64_t> &inShape, const std::vector<int64_t> &outShape,
-                      const std::function<size_t(const std::vector<int64_t> &)> &source) {
-  size_t total = 1;
-  for (int64_t d : outShape)
-    total *= static_cast<size_t>(d);
-  op.Map[0].resize(total);
-  std::vector<int64_t> index(outShape.size(), 0);
-  for (size_t e = 0; e < total; ++e) {
-    op.Map[0][e] = static_cast<uint32_t>(source(index));
-    for (size_t d = outShape.size(); d-- > 0;) {
-      if (++index[d] < outShape[d])
-        break;
-      index[d] = 0;
-    }
-  }
 }
 
 // Integer arithmetic wraps, as TFLite's kernels do on every machine we run
@@ -299,18 +300,67 @@ template <typename T> const T *in(const TFLiteModel::Op &op, int i) {
 }
 template <typename T> T *out(const TFLiteModel::Op &op) { return reinterpret_cast<T *>(op.OutData); }
 
-template <typename T, typename F> void binary(const TFLiteModel::Op &op, F f) {
-  const T *a = in<T>(op, 0), *b = in<T>(op, 1);
-  auto *o = out<decltype(f(T(), T()))>(op);
-  const uint32_t *ma = op.Map[0].empty() ? nullptr : op.Map[0].data();
-  const uint32_t *mb = op.Map[1].empty() ? nullptr : op.Map[1].data();
-  if (!ma && !mb) {
-    for (size_t i = 0; i < op.N; ++i)
-      o[i] = f(a[i], b[i]);
-  } else {
-    for (size_t i = 0; i < op.N; ++i)
-      o[i] = f(a[ma ? ma[i] : i], b[mb ? mb[i] : i]);
+using Step = std::array<size_t, Walk::MaxOperands>;
+
+// Runs `row(start, n, base, step)` for each innermost run of `w`: driving
+// elements [start, start + n), operand k's first element at base[k], then
+// every step[k] elements.
+template <typename Row> inline void walk(const Walk &w, Row &&row) {
+  size_t base[Walk::MaxOperands] = {};
+  size_t loops = w.Dims.size();
+  if (w.Elements == 0)
+    return;
+  if (loops == 0) {
+    row(size_t(0), size_t(1), base, Step{});
+    return;
   }
+  size_t n = w.Dims[loops - 1];
+  const Step &inner = w.Strides[loops - 1];
+  if (loops == 1) { // equal shapes, a scalar operand, a plain copy: the common cases
+    row(size_t(0), n, base, inner);
+    return;
+  }
+  size_t index[Walk::MaxLoops]; // only the outer loops' counters: this runs per operator per decision
+  std::fill_n(index, loops - 1, size_t(0));
+  for (size_t start = 0; start < w.Elements; start += n) {
+    row(start, n, base, inner);
+    for (size_t d = loops - 1; d-- > 0;) {
+      for (size_t k = 0; k < Walk::MaxOperands; ++k)
+        base[k] += w.Strides[d][k];
+      if (++index[d] < w.Dims[d])
+        break;
+      for (size_t k = 0; k < Walk::MaxOperands; ++k)
+        base[k] -= w.Strides[d][k] * w.Dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// Element-wise f over two broadcast operands; runs of equal shapes and of a
+// repeated element get their own loops, which the compiler vectorises.
+template <typename T, typename F> void binary(const TFLiteModel::Op &op, F f) {
+  using R = decltype(f(T(), T()));
+  const T *a = in<T>(op, 0), *b = in<T>(op, 1);
+  R *o = out<R>(op);
+  walk(op.Steps, [&](size_t start, size_t n, const size_t *base, const Step &step) {
+    const T *x = a + base[0], *y = b + base[1];
+    R *z = o + start;
+    if (step[0] == 1 && step[1] == 1) {
+      for (size_t i = 0; i < n; ++i)
+        z[i] = f(x[i], y[i]);
+    } else if (step[0] == 1 && step[1] == 0) {
+      T c = *y;
+      for (size_t i = 0; i < n; ++i)
+        z[i] = f(x[i], c);
+    } else if (step[0] == 0 && step[1] == 1) {
+      T c = *x;
+      for (size_t i = 0; i < n; ++i)
+        z[i] = f(c, y[i]);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        z[i] = f(x[i * step[0]], y[i * step[1]]);
+    }
+  });
 }
 
 template <typename T> void arithmetic(const TFLiteModel::Op &op) {
@@ -329,15 +379,24 @@ template <typename T> void arithmetic(const TFLiteModel::Op &op) {
   }
 }
 
+// Bool tensors are read and written as bytes (uint8_t: no other tensor type
+// uses it): any non-zero byte is true, and results are 0 or 1. Reading a byte
+// other than 0 or 1 as a C++ bool would be undefined behaviour, and a model's
+// constants and its callers' inputs may hold any byte.
 template <typename T> void equal(const TFLiteModel::Op &op) {
-  binary<T>(op, [](T x, T y) -> bool { return x == y; });
+  if constexpr (std::is_same_v<T, uint8_t>)
+    binary<T>(op, [](T x, T y) -> uint8_t { return (x != 0) == (y != 0); });
+  else
+    binary<T>(op, [](T x, T y) -> uint8_t { return x == y; });
 }
 
 template <typename From, typename To> void castAs(const TFLiteModel::Op &op) {
   const From *a = in<From>(op, 0);
   To *o = out<To>(op);
   for (size_t i = 0; i < op.N; ++i) {
-    if constexpr (std::is_same_v<To, bool>)
+    if constexpr (std::is_same_v<From, uint8_t>) // from bool
+      o[i] = a[i] != 0 ? To(1) : To(0);
+    else if constexpr (std::is_same_v<To, uint8_t>) // to bool
       o[i] = a[i] != From(0);
     else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
       // NaN and values out of To's range give To's minimum, as x86's
@@ -360,7 +419,7 @@ template <typename From> void castFrom(const TFLiteModel::Op &op) {
   case DType::Int64:
     return castAs<From, int64_t>(op);
   case DType::Bool:
-    return castAs<From, bool>(op);
+    return castAs<From, uint8_t>(op);
   }
 }
 
@@ -454,19 +513,32 @@ template <typename T> void unary(const TFLiteModel::Op &op) {
   }
 }
 
-void mapCopy(const TFLiteModel::Op &op, size_t size) {
+// TILE, BROADCAST_TO, TRANSPOSE, FILL: the output in order, read from the input along the walk.
+void walkCopy(const TFLiteModel::Op &op, size_t size) {
   const char *a = op.InData[0];
-  char *o = op.OutData;
-  for (size_t i = 0; i < op.N; ++i)
-    std::memcpy(o + i * size, a + op.Map[0][i] * size, size);
+  walk(op.Steps, [&](size_t start, size_t n, const size_t *base, const Step &step) {
+    char *o = op.OutData + start * size;
+    const char *from = a + base[0] * size;
+    if (step[0] == 1) {
+      std::memcpy(o, from, n * size);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        std::memcpy(o + i * size, from + i * step[0] * size, size);
+    }
+  });
 }
 
 void select(const TFLiteModel::Op &op, size_t size) {
-  const bool *c = in<bool>(op, 0);
+  const uint8_t *c = in<uint8_t>(op, 0); // bool bytes: non-zero is true
   const char *x = op.InData[1], *y = op.InData[2];
-  auto at = [&](int k, size_t i) -> size_t { return op.Map[k].empty() ? i : op.Map[k][i]; };
-  for (size_t i = 0; i < op.N; ++i)
-    std::memcpy(op.OutData + i * size, c[at(0, i)] ? x + at(1, i) * size : y + at(2, i) * size, size);
+  walk(op.Steps, [&](size_t start, size_t n, const size_t *base, const Step &step) {
+    char *o = op.OutData + start * size;
+    for (size_t i = 0; i < n; ++i) {
+      const char *from =
+          c[base[0] + i * step[0]] ? x + (base[1] + i * step[1]) * size : y + (base[2] + i * step[2]) * size;
+      std::memcpy(o + i * size, from, size);
+    }
+  });
 }
 
 template <typename T> void gather(const TFLiteModel::Op &op, size_t size, size_t indices, std::string &error) {
@@ -484,13 +556,17 @@ template <typename T> void gather(const TFLiteModel::Op &op, size_t size, size_t
 }
 
 void mean(const TFLiteModel::Op &op) {
-  // Map[0][e] is the output element of input element e.
+  // The walk drives the input in order; operand 0 is the output element each adds to.
   const float *a = in<float>(op, 0);
   float *o = out<float>(op);
   std::fill(o, o + op.N, 0.0f);
-  for (size_t e = 0; e < op.Map[0].size(); ++e)
-    o[op.Map[0][e]] += a[e];
-  float count = static_cast<float>(op.Map[0].size() / std::max<size_t>(1, op.N));
+  walk(op.Steps, [&](size_t start, size_t n, const size_t *base, const Step &step) {
+    const float *x = a + start;
+    float *y = o + base[0];
+    for (size_t i = 0; i < n; ++i)
+      y[i * step[0]] += x[i];
+  });
+  float count = static_cast<float>(op.Steps.Elements / std::max<size_t>(1, op.N));
   for (size_t i = 0; i < op.N; ++i)
     o[i] /= count;
 }
@@ -505,7 +581,7 @@ void multinomial(TFLiteModel::Op &op) {
     for (size_t c = 0; c < op.Cols; ++c)
       total += std::exp(static_cast<double>(row[c] - top));
     for (size_t s = 0; s < op.Samples; ++s) {
-      double target = uniform(op.Random) * total, sum = 0;
+      double target = uniform(*op.Random) * total, sum = 0;
       size_t pick = op.Cols - 1;
       for (size_t c = 0; c < op.Cols; ++c) {
         sum += std::exp(static_cast<double>(row[c] - top));
@@ -540,7 +616,7 @@ void multinomial(TFLiteModel::Op &op) {
     break;                                                                                                             \
   }                                                                                                                    \
   case DType::Bool: {                                                                                                  \
-    using T = bool;                                                                                                    \
+    using T = uint8_t; /* bool tensors are bytes: see equal() */                                                       \
     call;                                                                                                              \
     break;                                                                                                             \
   }                                                                                                                    \
@@ -568,7 +644,8 @@ const char *builtinName(int code) {
 }
 
 void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::optional<FBTable> &options,
-                     const std::vector<TensorInfo> &tensors, const std::function<llvm::StringRef(int)> &constant) {
+                     const std::vector<TensorInfo> &tensors, const std::function<llvm::StringRef(int)> &constant,
+                     LoadBudget &budget) {
   const Known *k = known(op.Code);
   if (!k)
     throw FlatBufferError{"builtin operator " + std::to_string(op.Code) + " is not implemented by this evaluator"};
@@ -623,8 +700,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     }
     std::vector<int64_t> shape = broadcastShape(op, a.Shape, b.Shape);
     expectShape(op, o, shape);
-    op.Map[0] = broadcastMap(op, a.Shape, shape);
-    op.Map[1] = broadcastMap(op, b.Shape, shape);
+    op.Steps = broadcastWalk(op, {&a.Shape, &b.Shape}, shape);
     op.InType = a.Type;
     break;
   }
@@ -666,6 +742,9 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     if (!options)
       refuse(op, "has no boundaries");
     op.Boundaries = options->scalars<float>(0, "boundaries");
+    // NaN compares false both ways: it would pass as sorted and break the binary search's precondition.
+    if (std::any_of(op.Boundaries.begin(), op.Boundaries.end(), [](float b) { return std::isnan(b); }))
+      refuse(op, "a boundary is NaN");
     if (!std::is_sorted(op.Boundaries.begin(), op.Boundaries.end()))
       refuse(op, "boundaries are not sorted");
     op.InType = a.Type;
@@ -682,7 +761,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     if (op.Code == EXPAND_DIMS) {
       if (op.In.size() != 2)
         refuse(op, "needs an axis input");
-      std::vector<int64_t> axis = constInts(op, T(op.In[1]), constant(op.In[1]), "the axis");
+      std::vector<int64_t> axis = constInts(op, T(op.In[1]), constant(op.In[1]), budget, "the axis");
       if (axis.size() != 1)
         refuse(op, "the axis must have one element");
       int64_t ax = normaliseAxis(op, axis[0], a.Shape.size() + 1);
@@ -777,7 +856,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     const TensorInfo &a = T(op.In[0]), &o = T(op.Out[0]);
     expectType(op, a, {DType::Float32, DType::Int32}); // TFLite's kernel takes no int64 input either
     expectType(op, o, {DType::Int32, DType::Int64});
-    std::vector<int64_t> axis = constInts(op, T(op.In[1]), constant(op.In[1]), "the axis");
+    std::vector<int64_t> axis = constInts(op, T(op.In[1]), constant(op.In[1]), budget, "the axis");
     if (axis.size() != 1)
       refuse(op, "the axis must have one element");
     int64_t ax = normaliseAxis(op, axis[0], a.Shape.size());
@@ -839,9 +918,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
       shape = broadcastShape(op, broadcastShape(op, c.Shape, x.Shape), y.Shape);
     }
     expectShape(op, o, shape);
-    op.Map[0] = broadcastMap(op, c.Shape, shape);
-    op.Map[1] = broadcastMap(op, x.Shape, shape);
-    op.Map[2] = broadcastMap(op, y.Shape, shape);
+    op.Steps = broadcastWalk(op, {&c.Shape, &x.Shape, &y.Shape}, shape);
     op.InType = x.Type;
     break;
   }
@@ -852,35 +929,34 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     const TensorInfo &a = T(op.In[0]), &o = T(op.Out[0]);
     if (o.Type != a.Type)
       refuse(op, "output type differs from its input's");
-    std::vector<int64_t> arg = constInts(op, T(op.In[1]), constant(op.In[1]),
+    std::vector<int64_t> arg = constInts(op, T(op.In[1]), constant(op.In[1]), budget,
                                          op.Code == TILE        ? "the multiples"
                                          : op.Code == TRANSPOSE ? "perm"
                                                                 : "the shape");
     if (op.Code == BROADCAST_TO) {
       expectShape(op, o, arg);
-      op.Map[0] = broadcastMap(op, a.Shape, arg);
-      if (op.Map[0].empty()) {
-        op.Map[0].resize(a.Elements);
-        std::iota(op.Map[0].begin(), op.Map[0].end(), 0);
-      }
+      op.Steps = broadcastWalk(op, {&a.Shape}, arg);
     } else {
       if (arg.size() != a.Shape.size())
         refuse(op, "has " + std::to_string(arg.size()) + " entries for rank " + std::to_string(a.Shape.size()));
       std::vector<int64_t> shape(a.Shape.size());
       std::vector<size_t> inStrides = strides(a.Shape);
       if (op.Code == TILE) {
+        // Output dimension d is (multiple, input dimension) as two loops,
+        // the outer one re-reading the input.
+        std::vector<int64_t> loops;
+        std::vector<Step> steps;
         for (size_t d = 0; d < arg.size(); ++d) {
           if (arg[d] < 0)
             refuse(op, "negative multiple");
-          shape[d] = a.Shape[d] * arg[d];
+          if (__builtin_mul_overflow(a.Shape[d], arg[d], &shape[d]))
+            refuse(op, "dimension " + std::to_string(d) + " (" + std::to_string(a.Shape[d]) + ") times the multiple " +
+                           std::to_string(arg[d]) + " overflows");
+          loops.insert(loops.end(), {arg[d], a.Shape[d]});
+          steps.insert(steps.end(), {Step{}, Step{inStrides[d], 0, 0}});
         }
         expectShape(op, o, shape);
-        prepareGatherMap(op, a.Shape, shape, [&](const std::vector<int64_t> &index) {
-          size_t src = 0;
-          for (size_t d = 0; d < index.size(); ++d)
-            src += static_cast<size_t>(index[d] % a.Shape[d]) * inStrides[d];
-          return src;
-        });
+        op.Steps = makeWalk(loops, steps);
       } else {
         std::vector<bool> seen(arg.size());
         for (size_t d = 0; d < arg.size(); ++d) {
@@ -890,12 +966,10 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
           shape[d] = a.Shape[arg[d]];
         }
         expectShape(op, o, shape);
-        prepareGatherMap(op, a.Shape, shape, [&](const std::vector<int64_t> &index) {
-          size_t src = 0;
-          for (size_t d = 0; d < index.size(); ++d)
-            src += static_cast<size_t>(index[d]) * inStrides[arg[d]];
-          return src;
-        });
+        std::vector<Step> steps;
+        for (size_t d = 0; d < arg.size(); ++d)
+          steps.push_back(Step{inStrides[static_cast<size_t>(arg[d])], 0, 0});
+        op.Steps = makeWalk(shape, steps);
       }
     }
     op.InType = a.Type;
@@ -904,11 +978,11 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
   case FILL: {
     need(2, 2, 1);
     const TensorInfo &v = T(op.In[1]), &o = T(op.Out[0]);
-    std::vector<int64_t> dims = constInts(op, T(op.In[0]), constant(op.In[0]), "the dims");
+    std::vector<int64_t> dims = constInts(op, T(op.In[0]), constant(op.In[0]), budget, "the dims");
     if (v.Elements != 1 || v.Type != o.Type)
       refuse(op, "the value must be a scalar of the output's type");
     expectShape(op, o, dims);
-    op.Map[0].assign(o.Elements, 0);
+    op.Steps = makeWalk(o.Shape, std::vector<Step>(o.Shape.size(), Step{})); // every element reads the value
     op.InType = o.Type;
     op.In = {op.In[1]}; // the value is the only data input
     break;
@@ -918,7 +992,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     const TensorInfo &a = T(op.In[0]), &o = T(op.Out[0]);
     expectType(op, a, {DType::Float32});
     expectType(op, o, {DType::Float32});
-    std::vector<int64_t> axes = constInts(op, T(op.In[1]), constant(op.In[1]), "the axes");
+    std::vector<int64_t> axes = constInts(op, T(op.In[1]), constant(op.In[1]), budget, "the axes");
     bool keep = opt(0, uint8_t(0));
     std::vector<bool> reduced(a.Shape.size());
     for (int64_t ax : axes)
@@ -932,22 +1006,12 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
       kept.push_back(reduced[d] ? 1 : a.Shape[d]);
     }
     expectShape(op, o, shape);
-    // Map[0]: input element -> output element.
+    // The walk drives the input; operand 0 moves through the output, staying put along reduced dimensions.
     std::vector<size_t> keptStrides = strides(kept);
-    op.Map[0].resize(a.Elements);
-    std::vector<int64_t> index(a.Shape.size(), 0);
-    for (size_t e = 0; e < a.Elements; ++e) {
-      size_t dst = 0;
-      for (size_t d = 0; d < index.size(); ++d)
-        if (!reduced[d])
-          dst += static_cast<size_t>(index[d]) * keptStrides[d];
-      op.Map[0][e] = static_cast<uint32_t>(dst);
-      for (size_t d = index.size(); d-- > 0;) {
-        if (++index[d] < a.Shape[d])
-          break;
-        index[d] = 0;
-      }
-    }
+    std::vector<Step> steps;
+    for (size_t d = 0; d < a.Shape.size(); ++d)
+      steps.push_back(Step{reduced[d] ? 0 : keptStrides[d], 0, 0});
+    op.Steps = makeWalk(a.Shape, steps);
     break;
   }
   case MULTINOMIAL: {
@@ -955,7 +1019,7 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     const TensorInfo &l = T(op.In[0]), &o = T(op.Out[0]);
     expectType(op, l, {DType::Float32});
     expectType(op, o, {DType::Int32, DType::Int64});
-    std::vector<int64_t> samples = constInts(op, T(op.In[1]), constant(op.In[1]), "num_samples");
+    std::vector<int64_t> samples = constInts(op, T(op.In[1]), constant(op.In[1]), budget, "num_samples");
     if (l.Shape.size() != 2 || samples.size() != 1 || samples[0] < 0)
       refuse(op, "needs logits [batch, classes] and one num_samples");
     op.Rows = static_cast<size_t>(l.Shape[0]);
@@ -966,8 +1030,9 @@ void prepareOperator(TFLiteModel::Op &op, uint8_t optionsType, const std::option
     expectShape(op, o, {l.Shape[0], samples[0]});
     int64_t seed = opt(0, int64_t(0)), seed2 = opt(1, int64_t(0));
     // Like TFLite, seeds 0 and 0 mean a fresh random seed.
-    op.Random.seed(seed == 0 && seed2 == 0 ? std::random_device{}()
-                                           : static_cast<uint64_t>(seed) * 1000003u ^ static_cast<uint64_t>(seed2));
+    op.Random = std::make_unique<std::mt19937_64>(seed == 0 && seed2 == 0 ? std::random_device{}()
+                                                                          : static_cast<uint64_t>(seed) * 1000003u ^
+                                                                                static_cast<uint64_t>(seed2));
     op.OutType = o.Type;
     break;
   }
@@ -1053,7 +1118,7 @@ llvm::Error runOperator(TFLiteModel::Op &op) {
   case BROADCAST_TO:
   case TRANSPOSE:
   case FILL:
-    mapCopy(op, size);
+    walkCopy(op, size);
     break;
   case MEAN:
     mean(op);

@@ -92,6 +92,21 @@ llvm::Expected<std::unique_ptr<PolicyModel>> PolicyModel::load(llvm::StringRef d
   return policy;
 }
 
+llvm::Expected<std::unique_ptr<PolicyModel>> PolicyModel::loadFor(llvm::StringRef dir, Problem problem) {
+  auto policy = load(dir);
+  if (!policy)
+    return policy.takeError();
+  std::string specPath = joinPath(dir, "output_spec.json");
+  const PolicyOutput &decision = (*policy)->outputs()[0];
+  if (decision.LoggingName != decisionName(problem))
+    return llvm::createStringError("%s: entry 0 is '%s', but %s policies decide '%s'", specPath.c_str(),
+                                   decision.LoggingName.c_str(), problemName(problem), decisionName(problem));
+  if (decision.Spec.elementCount() != 1)
+    return llvm::createStringError("%s: the decision '%s' must have one element", specPath.c_str(),
+                                   decision.LoggingName.c_str());
+  return policy;
+}
+
 llvm::Expected<PolicyBinding> PolicyModel::bind(llvm::ArrayRef<TensorSpec> features) const {
   PolicyBinding binding;
   std::vector<bool> used(features.size());

@@ -55,9 +55,14 @@ const char *tensorTypeName(int type) {
 }
 
 constexpr size_t MaxElements = size_t(1) << 26; // a policy is small; refuse absurd shapes early
-// All tensors together (MLGO's policies need a few MB): a model file is
-// input, and its shapes alone must not decide how much memory we take.
-constexpr size_t MaxArenaBytes = size_t(64) << 20;
+// Everything a load allocates (MLGO's policies need a few MB): the tensor
+// arena and all prepared state. A model file is input, and its contents
+// alone must not decide how much memory we take.
+constexpr uint64_t MaxLoadBytes = uint64_t(64) << 20;
+// Per operator, beyond its tensor lists: the Op itself, its walk (at most
+// Walk::MaxLoops loops) and its label.
+constexpr uint64_t OpStateBytes =
+    sizeof(TFLiteModel::Op) + Walk::MaxLoops * (sizeof(size_t) + sizeof(std::array<size_t, Walk::MaxOperands>)) + 64;
 } // namespace
 
 class ModelBuilder {
@@ -67,7 +72,8 @@ public:
       throw FlatBufferError{"the file is too short (" + std::to_string(bytes.size()) + " bytes)"};
     if (bytes.substr(4, 4) != "TFL3")
       throw FlatBufferError{"no TFL3 file identifier: not a TFLite model"};
-    FlatBuffer fb(bytes);
+    LoadBudget budget(MaxLoadBytes);
+    FlatBuffer fb(bytes, budget);
     FBTable model = fb.root("Model");
     std::vector<FBTable> codes = model.tables(1, "operator_codes");
     std::vector<FBTable> subgraphs = model.tables(2, "subgraphs");
@@ -93,12 +99,16 @@ public:
     const FBTable &graph = subgraphs[m.Subgraph];
 
     std::vector<FBTable> tensors = graph.tables(0, "tensors");
+    // Per tensor: its info, its constant bytes, readiness and writer (below), its arena offset.
+    budget.charge(tensors.size(), sizeof(TensorInfo) + sizeof(llvm::StringRef) + sizeof(int) + sizeof(size_t) + 1,
+                  "the tensor list");
+    m.Tensors.reserve(tensors.size());
     std::vector<llvm::StringRef> constants(tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
       const FBTable &t = tensors[i];
       TensorInfo info;
       info.Name = t.string(3, "name").value_or("");
-      std::string who = "tensor " + std::to_string(i) + " '" + info.Name + "'";
+      std::string who = "tensor " + std::to_string(i) + " '" + info.Name.substr(0, 200) + "'";
       int8_t type = t.scalar<int8_t>(1, 0);
       switch (type) {
       case 0:
@@ -116,7 +126,12 @@ public:
       default:
         throw FlatBufferError{who + " has type " + tensorTypeName(type) + ", which this evaluator does not implement"};
       }
-      for (int32_t d : t.scalars<int32_t>(0, "shape")) {
+      std::vector<int32_t> shape = t.scalars<int32_t>(0, "shape");
+      if (shape.size() > MaxRank)
+        throw FlatBufferError{who + " has " + std::to_string(shape.size()) + " dimensions; at most " +
+                              std::to_string(MaxRank) + " are implemented"};
+      budget.charge(shape.size(), sizeof(int64_t), "tensor shapes");
+      for (int32_t d : shape) {
         if (d < 0)
           throw FlatBufferError{who + " has a dynamic shape (dimension " + std::to_string(d) + ")"};
         info.Shape.push_back(d);
@@ -124,12 +139,18 @@ public:
       for (int32_t d : t.scalars<int32_t>(7, "shape_signature"))
         if (d < 0)
           throw FlatBufferError{who + " has a dynamic shape signature (batch size must be static)"};
-      info.Elements = 1;
+      // The non-zero dimensions' product is bounded too, so that no product
+      // of some of a tensor's dimensions (an operator's outer or inner
+      // extent) is large even when another dimension is 0.
+      size_t extent = 1;
+      bool empty = false;
       for (int64_t d : info.Shape) {
-        info.Elements *= static_cast<size_t>(d);
-        if (info.Elements > MaxElements)
+        empty = empty || d == 0;
+        extent *= d ? static_cast<size_t>(d) : 1; // < 2^26 x 2^31: no overflow
+        if (extent > MaxElements)
           throw FlatBufferError{who + " is too large"};
       }
+      info.Elements = empty ? 0 : extent;
       if (auto q = t.table(4, "quantization")) {
         bool quantized = !q->scalars<float>(2, "scale").empty() || !q->scalars<int64_t>(3, "zero_point").empty() ||
                          q->scalar<uint8_t>(4, 0) != 0;
@@ -196,7 +217,14 @@ public:
         m.Outputs.push_back({m.Tensors[tensorIndex(i, "a subgraph output")].Name, static_cast<size_t>(i)});
     }
 
+    // Which operator writes each tensor (-1: none yet); graph inputs are the caller's.
+    constexpr int ByCaller = -2;
+    std::vector<int> writer(m.Tensors.size(), -1);
+    for (int32_t i : graphInputs)
+      writer[static_cast<size_t>(i)] = ByCaller;
     std::vector<FBTable> operators = graph.tables(3, "operators");
+    budget.charge(operators.size(), OpStateBytes, "the operator list");
+    m.Ops.reserve(operators.size());
     for (size_t k = 0; k < operators.size(); ++k) {
       const FBTable &o = operators[k];
       std::string where = "operator " + std::to_string(k);
@@ -213,18 +241,38 @@ public:
         throw FlatBufferError{where + " has custom options, which this evaluator does not implement"};
       TFLiteModel::Op op;
       op.Code = builtin;
-      for (int32_t i : o.scalars<int32_t>(1, "inputs"))
+      std::vector<int32_t> ins = o.scalars<int32_t>(1, "inputs"), outs = o.scalars<int32_t>(2, "outputs");
+      // In, InData, CONCATENATION's Pieces; Out.
+      budget.charge(ins.size(), sizeof(int) + sizeof(char *) + sizeof(size_t), "operator inputs");
+      budget.charge(outs.size(), sizeof(int), "operator outputs");
+      for (int32_t i : ins)
         op.In.push_back(i < 0 ? -1 : static_cast<int>(tensorIndex(i, where + " input")));
-      for (int32_t i : o.scalars<int32_t>(2, "outputs"))
+      for (int32_t i : outs)
         op.Out.push_back(static_cast<int>(tensorIndex(i, where + " output")));
       if (!builtinName(builtin))
         throw FlatBufferError{where + ": builtin operator " + std::to_string(builtin) +
                               " is not implemented by this evaluator"};
+      // One writer per tensor: a second one would silently replace the
+      // first's result (and once cost a full-size index map each).
+      for (int i : op.Out) {
+        const TensorInfo &t = m.Tensors[static_cast<size_t>(i)];
+        std::string self = where + " (" + builtinName(builtin) + ") writes tensor '" + t.Name.substr(0, 200) + "'";
+        int earlier = writer[static_cast<size_t>(i)];
+        if (earlier == ByCaller)
+          throw FlatBufferError{self + ", which is an input of the graph"};
+        if (earlier >= 0)
+          throw FlatBufferError{self + ", which operator " + std::to_string(earlier) + " (" +
+                                builtinName(m.Ops[static_cast<size_t>(earlier)].Code) + ") writes too"};
+        if (t.Constant)
+          throw FlatBufferError{self + ", which is a constant"};
+        writer[static_cast<size_t>(i)] = static_cast<int>(k);
+      }
       uint8_t optionsType = o.scalar<uint8_t>(3, 0);
       std::optional<FBTable> options = optionsType ? o.table(4, "builtin_options") : std::nullopt;
       try {
-        prepareOperator(op, optionsType, options, m.Tensors,
-                        [&](int t) { return t >= 0 ? constants[static_cast<size_t>(t)] : llvm::StringRef(); });
+        prepareOperator(
+            op, optionsType, options, m.Tensors,
+            [&](int t) { return t >= 0 ? constants[static_cast<size_t>(t)] : llvm::StringRef(); }, budget);
       } catch (FlatBufferError &e) {
         throw FlatBufferError{where + " (" + builtinName(builtin) + "): " + e.Message};
       }
@@ -232,12 +280,8 @@ public:
         if (i >= 0 && !ready[static_cast<size_t>(i)])
           throw FlatBufferError{where + " (" + op.Label + ") reads tensor '" + m.Tensors[static_cast<size_t>(i)].Name +
                                 "' before any operator writes it"};
-      for (int i : op.Out) {
-        if (m.Tensors[static_cast<size_t>(i)].Constant)
-          throw FlatBufferError{where + " (" + op.Label + ") writes the constant tensor '" +
-                                m.Tensors[static_cast<size_t>(i)].Name + "'"};
+      for (int i : op.Out)
         ready[static_cast<size_t>(i)] = true;
-      }
       m.Ops.push_back(std::move(op));
     }
     for (const GraphPort &p : m.Outputs)
@@ -246,13 +290,16 @@ public:
 
     // Lay out every tensor in one 8-aligned arena; constants are copied in.
     size_t total = 0;
-    for (const TensorInfo &t : m.Tensors) {
+    m.Offsets.reserve(m.Tensors.size());
+    for (size_t i = 0; i < m.Tensors.size(); ++i) {
+      const TensorInfo &t = m.Tensors[i];
+      size_t bytes = (t.byteSize() + 7) & ~size_t(7); // <= 2^26 x 8
+      budget.charge(1, bytes,
+                    "tensor " + std::to_string(i) + " '" + t.Name.substr(0, 200) + "' (" + t.describe() + ")");
       m.Offsets.push_back(total);
-      total += (t.byteSize() + 7) & ~size_t(7);
-      if (total > MaxArenaBytes)
-        throw FlatBufferError{"its tensors need more than " + std::to_string(MaxArenaBytes >> 20) +
-                              " MiB together (the limit for a policy)"};
+      total += bytes;
     }
+    budget.charge(1, 8, "the tensor arena");
     m.Arena.assign(total / 8 + 1, 0);
     char *base = reinterpret_cast<char *>(m.Arena.data());
     for (size_t i = 0; i < m.Tensors.size(); ++i)

@@ -61,7 +61,8 @@ InProcessPolicyRegistration
            [](llvm::StringRef dir) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
              if (dir.empty())
                return llvm::createStringError("tflite:DIR needs the policy directory");
-             auto model = model::PolicyModel::load(dir); // once per compiler process
+             // Once per compiler process, checked as the interactive host checks it.
+             auto model = model::PolicyModel::loadFor(dir, Problem::Inliner);
              if (!model)
                return model.takeError();
              return std::make_unique<TFLiteDecisions>(std::move(*model));

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 using namespace mlgo;
@@ -89,6 +91,18 @@ std::vector<double> values(const nlohmann::json &v) {
     return out;
   }
   return {v.get<double>()};
+}
+
+// A deadline for every tool the tests below start on hostile models, and for
+// mlgo-policy a cap on its address space: an unbounded allocation fails the
+// test (bad_alloc, exit 134) instead of swapping. mlgo-policy itself needs
+// about 250 MiB of address space (shared libLLVM), harvest-logs and opt-22
+// (which the limit also binds) less than 512 MiB; a model may add 64 MiB.
+std::string bounded(const std::string &command, int seconds = 120) {
+  return "timeout -k 5 " + std::to_string(seconds) + " " + command;
+}
+std::string boundedMemory(const std::string &command, int mebibytes = 512) {
+  return bounded("prlimit --as=" + std::to_string(static_cast<int64_t>(mebibytes) << 20) + " " + command);
 }
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-4 + 1e-4 * std::fabs(b); }
@@ -410,14 +424,22 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
            {"malformed-quantized", "is quantized"},
            {"malformed-bad-output-spec", "names output 'no_such_output:0'"},
            {"malformed-huge-tensors", "need more than 64 MiB together"},
+           // 256 operators writing one [4096,4096] tensor from [4096,1] x [1,4096]: once > 4 GB of index maps.
+           {"malformed-shared-output", "operator 3 (ADD) writes tensor 'grid', which operator 2 (ADD) writes too"},
+           {"malformed-two-writers",
+            "operator 2 (MUL) writes tensor 'inlining_decision:0', which operator 1 (ADD) writes too"},
+           // 1024 tensors naming one 1 MiB string: a 1 MB file, 1 GiB of names once copied.
+           {"malformed-shared-names", "need more than 64 MiB together"},
+           {"malformed-tile-overflow", "dimension 0 (2) times the multiple 4611686018427387904 overflows"},
        }) {
     std::string m = model(c.Kind);
-    CommandResult r = run(tool("mlgo-policy") + " show " + quote(m));
-    EXPECT_NE(r.ExitCode, 0) << c.Kind;
+    CommandResult r = run(boundedMemory(tool("mlgo-policy") + " show " + quote(m)));
+    EXPECT_EQ(r.ExitCode, 1) << c.Kind << ": " << r.Err;
     EXPECT_NE(r.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << r.Err;
     EXPECT_NE(r.Err.find(m), std::string::npos) << "the error names the file: " << r.Err;
     // harvest-logs refuses it before compiling anything.
-    CommandResult h = run(harvest(dir("corpus"), Work / ("out-" + c.Kind), "--policy=tflite:" + m));
+    CommandResult h =
+        run(boundedMemory(harvest(dir("corpus"), Work / ("out-" + c.Kind), "--policy=tflite:" + m), 1024));
     EXPECT_EQ(h.ExitCode, 1) << c.Kind;
     EXPECT_NE(h.Err.find(c.Expect), std::string::npos) << c.Kind << ": " << h.Err;
   }
@@ -473,6 +495,185 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
     }
   }
   EXPECT_GT(refused, 0u);
+}
+
+// Broadcasting costs no memory beyond the tensors: three EQUALs of [4096,1]
+// against [1,4096] make 48 MiB of results, which load and run within the
+// address-space cap (index maps per operand once took 384 MiB more), and
+// every element is right, in both operand orders.
+TEST_F(TFLitePolicy, BroadcastingNeedsNoMemoryBeyondItsTensors) {
+  std::string m = model("wide_broadcasts");
+  writeFile(Work / "obs.json", R"({"callee_users": 3})");
+  CommandResult r = run(
+      boundedMemory(tool("mlgo-policy") + " eval " + quote(m) + " --observations " + quote(Work / "obs.json"), 400));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(nlohmann::json::parse(r.Out)["decision"], 1) << r.Out;
+
+  auto loaded = model::TFLiteModel::load(m + "/model.tflite");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  model::TFLiteModel &tfl = **loaded;
+  std::map<std::string, size_t> byName;
+  for (const model::GraphPort &p : tfl.inputs())
+    byName[tfl.tensors()[p.Tensor].Name] = p.Tensor;
+  for (const model::GraphPort &p : tfl.outputs())
+    byName[tfl.tensors()[p.Tensor].Name] = p.Tensor;
+  // rows[i] = i % 97, cols[j] = j % 89: equal where both residues agree.
+  auto fill = [&](const std::string &name, int modulus) {
+    llvm::MutableArrayRef<char> bytes = tfl.data(byName.at(name));
+    for (size_t i = 0; i < bytes.size() / 4; ++i) {
+      int32_t v = static_cast<int32_t>(i % modulus);
+      std::memcpy(bytes.data() + 4 * i, &v, 4);
+    }
+  };
+  fill("rows", 97);
+  fill("cols", 89);
+  ASSERT_FALSE(static_cast<bool>(tfl.invoke()));
+  for (const char *name : {"equal0", "equal1", "equal2"}) {
+    llvm::ArrayRef<char> eq = tfl.data(byName.at(name));
+    ASSERT_EQ(eq.size(), size_t(4096) * 4096);
+    size_t wrong = 0, trues = 0;
+    for (size_t i = 0; i < 4096; ++i)
+      for (size_t j = 0; j < 4096; ++j) {
+        char expected = (i % 97) == (j % 89);
+        wrong += eq[i * 4096 + j] != expected;
+        trues += expected;
+      }
+    EXPECT_EQ(wrong, 0u) << name;
+    EXPECT_GT(trues, 0u);
+  }
+}
+
+// A bool tensor holds one byte per element; any non-zero byte is true, in a
+// constant and in an input alike (reading such a byte as a C++ bool was
+// undefined behaviour: EQUAL with true said false, CAST made 2.0 or 255).
+TEST_F(TFLitePolicy, BoolTensorsHoldingOtherBytesAreTrue) {
+  auto loaded = model::TFLiteModel::load(model("bool_bytes") + "/model.tflite");
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  model::TFLiteModel &tfl = **loaded;
+  std::map<std::string, size_t> byName;
+  for (const model::GraphPort &p : tfl.inputs())
+    byName[tfl.tensors()[p.Tensor].Name] = p.Tensor;
+  for (const model::GraphPort &p : tfl.outputs())
+    byName[tfl.tensors()[p.Tensor].Name] = p.Tensor;
+  llvm::MutableArrayRef<char> flags = tfl.data(byName.at("flags"));
+  ASSERT_EQ(flags.size(), 4u);
+  const unsigned char fed[4] = {0, 1, 2, 255};
+  std::memcpy(flags.data(), fed, 4);
+  ASSERT_FALSE(static_cast<bool>(tfl.invoke()));
+  for (const char *source : {"input", "const"}) {
+    std::string s = source;
+    llvm::ArrayRef<char> eq = tfl.data(byName.at("equal_" + s));
+    float f[4];
+    int32_t i[4];
+    float sel[4];
+    std::memcpy(f, tfl.data(byName.at("float_" + s)).data(), sizeof(f));
+    std::memcpy(i, tfl.data(byName.at("int_" + s)).data(), sizeof(i));
+    std::memcpy(sel, tfl.data(byName.at("select_" + s)).data(), sizeof(sel));
+    for (size_t k = 0; k < 4; ++k) {
+      int truth = k != 0;
+      EXPECT_EQ(static_cast<int>(eq[k]), truth) << s << " EQUAL " << k; // a bool result is 0 or 1
+      EXPECT_EQ(f[k], static_cast<float>(truth)) << s << " CAST to float32 " << k;
+      EXPECT_EQ(i[k], truth) << s << " CAST to int32 " << k;
+      EXPECT_EQ(sel[k], static_cast<float>(truth)) << s << " SELECT_V2 " << k;
+    }
+  }
+}
+
+// mlgo-policy eval refuses a number its input's type cannot hold (casting
+// 1e300 to int64 was undefined behaviour); values in range are truncated
+// toward zero.
+TEST_F(TFLitePolicy, EvalRefusesValuesBeyondTheInputsType) {
+  std::string m = model("constant1"); // inputs: callee_users int64, discount and reward float32, step_type int32
+  struct Case {
+    std::string Observation, Expect;
+  };
+  for (const Case &c : std::vector<Case>{
+           {R"({"callee_users": 1e300})", "'callee_users' is 1e+300, out of range for int64"},
+           {R"({"callee_users": -1e300})", "'callee_users' is -1e+300, out of range for int64"},
+           {R"({"callee_users": 9.3e18})", "'callee_users' is 9.3e+18, out of range for int64"},
+           {R"({"callee_users": 18446744073709551615})",
+            "'callee_users' is 18446744073709551615, out of range for int64"},
+           {R"({"step_type": 2147483648})", "'step_type' is 2147483648, out of range for int32"},
+           {R"({"step_type": -3e9})", "'step_type' is -3e+09, out of range for int32"},
+           {R"({"discount": 1e300})", "'discount' is 1e+300, out of range for float32"},
+       }) {
+    writeFile(Work / "obs.json", c.Observation);
+    CommandResult r =
+        run(bounded(tool("mlgo-policy") + " eval " + quote(m) + " --observations " + quote(Work / "obs.json")));
+    EXPECT_EQ(r.ExitCode, 1) << c.Observation << ": " << r.Out << r.Err;
+    EXPECT_NE(r.Err.find(c.Expect), std::string::npos) << c.Observation << ": " << r.Err;
+    EXPECT_NE(r.Err.find(Work / "obs.json"), std::string::npos) << "the error names the file: " << r.Err;
+  }
+  writeFile(Work / "obs.json", R"({"callee_users": 9.2e18, "step_type": -2147483648.9, "discount": 3.4e38})");
+  CommandResult r =
+      run(bounded(tool("mlgo-policy") + " eval " + quote(m) + " --observations " + quote(Work / "obs.json")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(nlohmann::json::parse(r.Out)["decision"], 1);
+}
+
+// The output spec's entry 0 is checked in one place for both hosts: inside
+// the compiler (plugin mode) every module fails with the interactive host's
+// message. That the plugin-mode harvest gets as far as compiling also shows
+// that the harvester did not load the model itself.
+TEST_F(TFLitePolicy, PluginChecksTheDecisionOutputAsTheInteractiveHostDoes) {
+  struct Case {
+    std::string Kind, Expect;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"malformed-wrong-decision-name", "entry 0 is 'index_to_evict', but inliner policies decide "
+                                             "'inlining_decision'"},
+           {"malformed-wide-decision", "the decision 'inlining_decision' must have one element"},
+       }) {
+    std::string m = model(c.Kind);
+    std::string expect = m + "/output_spec.json: " + c.Expect;
+    CommandResult i = run(
+        bounded(harvest(dir("corpus"), Work / (c.Kind + "-interactive"), "--mode=interactive --policy=tflite:" + m)));
+    EXPECT_EQ(i.ExitCode, 1) << i.Err;
+    EXPECT_NE(i.Err.find(expect), std::string::npos) << i.Err;
+
+    std::string out = Work / (c.Kind + "-plugin");
+    CommandResult p = run(bounded(harvest(dir("corpus"), out, "--mode=plugin --policy=tflite:" + m)));
+    EXPECT_EQ(p.ExitCode, 0) << p.Err;
+    auto journal = journalByModule(out);
+    ASSERT_EQ(journal.size(), 2u) << c.Kind << ": " << p.Err;
+    for (const auto &[module, line] : journal) {
+      EXPECT_EQ(line["status"], "failed") << line.dump();
+      EXPECT_EQ(line["reason"], "plugin_failed") << line.dump();
+      EXPECT_NE(line["detail"].get<std::string>().find(expect), std::string::npos) << line.dump();
+    }
+  }
+}
+
+// In plugin mode the compiler loads the model; the harvester does not (it
+// once loaded one unused copy per worker, and one more). Every open of
+// model.tflite comes from a process that has become a compiler.
+TEST_F(TFLitePolicy, InPluginModeOnlyTheCompilerLoadsTheModel) {
+  if (run("strace -f -qq -e trace=execve -o /dev/null true").ExitCode != 0)
+    GTEST_SKIP() << "strace cannot trace here";
+  std::string m = model("constant1");
+  std::string trace = Work / "trace";
+  CommandResult r = run(bounded("strace -f -qq -e trace=execve,openat -o " + quote(trace) + " " +
+                                harvest(dir("corpus"), Work / "out",
+                                        "--mode=plugin "
+                                        "--policy=tflite:" +
+                                            m)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  std::map<std::string, std::string> program; // pid -> what it last exec'd
+  size_t compilerOpens = 0;
+  std::istringstream lines(readFile(trace));
+  for (std::string line; std::getline(lines, line);) {
+    std::string pid = line.substr(0, line.find(' '));
+    if (size_t at = line.find("execve(\""); at != std::string::npos) {
+      size_t begin = at + 8;
+      program[pid] = line.substr(begin, line.find('"', begin) - begin);
+    } else if (line.find("/model.tflite\"") != std::string::npos) {
+      const std::string &exe = program[pid];
+      EXPECT_TRUE(exe.find("opt") != std::string::npos || exe.find("clang") != std::string::npos)
+          << "process " << pid << " (" << (exe.empty() ? "a harvester thread" : exe) << ") opened the model: " << line;
+      compilerOpens += exe.find("opt") != std::string::npos;
+    }
+  }
+  EXPECT_GE(compilerOpens, 2u) << "each module's compiler loads the model";
 }
 
 } // namespace

@@ -5,7 +5,8 @@ evaluator under test.
 
   tflite_models.py KIND FEATURES.json OUTDIR [--seed N]
 
-KIND: inliner | inliner_echo | constant1 | evict | evict_mask_argmax | insurance | malformed-NAME.
+KIND: inliner | inliner_echo | constant1 | evict | evict_mask_argmax | insurance | wide_broadcasts | bool_bytes |
+malformed-NAME.
 FEATURES.json: the compiler's features as a log header lists them
 ({"features": [{"name", "type", "shape"}...]}). Writes OUTDIR/model.tflite,
 OUTDIR/output_spec.json and OUTDIR/oracle.tflite: the same graph with every
@@ -41,6 +42,7 @@ class Graph:
         self.inputs, self.outputs = [], []
         self.custom = None
         self.quantized = set()
+        self.shared_name = None  # (count, length): extra tensors all naming one long string
 
     def tensor(self, name, ttype, shape, data=None):
         self.tensors.append({"name": name, "type": ttype, "shape": list(shape), "data": data})
@@ -111,6 +113,13 @@ def serialize(g, oracle=False, signature=True):
             zero = b.EndVector()
             fields.append((4, "off", table(b, [(2, "off", scale), (3, "off", zero)])))
         tensors.append(table(b, fields))
+    if g.shared_name:
+        # FlatBuffers lets many tables point at one string: a small file whose names are huge once copied.
+        count, length = g.shared_name
+        name = b.CreateString("n" * length)
+        shape = vector(b, [1], "i32")
+        extra = table(b, [(0, "off", shape), (1, "i8", FLOAT32), (2, "u32", 0), (3, "off", name)])
+        tensors += [extra] * count
     codes, code_index = [], {}
     ops = []
     for o in g.ops:
@@ -406,6 +415,38 @@ def insurance(features, rng):
                spec("insurance_selected", "insurance_selected:0", "float", [n])]
 
 
+def wide_broadcasts(features, rng):
+    """constant1, plus three EQUALs broadcasting [4096,1] against [1,4096]: 48 MiB of bool results, legal; an
+    evaluator that materialised an index map per broadcast operand would need 384 MiB more."""
+    g, s = constant1(features, rng)
+    rows = g.tensor("rows", INT32, [4096, 1])
+    cols = g.tensor("cols", INT32, [1, 4096])
+    g.inputs += [rows, cols]
+    for k in range(3):
+        g.outputs.append(g.op("EQUAL", [rows, cols] if k % 2 == 0 else [cols, rows], BOOL, [4096, 4096],
+                              out_name="equal%d" % k))
+    return g, s
+
+
+def bool_bytes(features, rng):
+    """Bool tensors holding bytes other than 0 and 1 (a constant here; the caller feeds the input): every
+    non-zero byte is true. Outputs: EQUAL with true, CAST to float32 and int32, SELECT_V2, each of the input and
+    of the constant."""
+    g, s = constant1(features, rng)
+    flags = g.tensor("flags", BOOL, [4])
+    g.inputs.append(flags)
+    const = g.tensor("const_flags", BOOL, [4], bytes([0, 1, 2, 255]))
+    true = g.const("all_true", np.ones(4), BOOL)
+    ones = g.const("ones", np.ones(4), FLOAT32)
+    zeros = g.const("zeros", np.zeros(4), FLOAT32)
+    for name, t in (("input", flags), ("const", const)):
+        g.outputs.append(g.op("EQUAL", [t, true], BOOL, [4], out_name="equal_" + name))
+        g.outputs.append(g.op("CAST", [t], FLOAT32, [4], out_name="float_" + name))
+        g.outputs.append(g.op("CAST", [t], INT32, [4], out_name="int_" + name))
+        g.outputs.append(g.op("SELECT_V2", [t, ones, zeros], FLOAT32, [4], out_name="select_" + name))
+    return g, s
+
+
 def malformed(kind, features, rng):
     if kind == "unknown-operator":
         g, s = inliner(features, rng)
@@ -430,6 +471,39 @@ def malformed(kind, features, rng):
         for k in range(5):
             g.tensor("scratch_%d" % k, FLOAT32, [1 << 24])
         return g, s
+    if kind == "shared-output":  # 256 operators writing one [4096,4096] tensor, each broadcasting [4096,1] x [1,4096]
+        g, s = constant1(features, rng)
+        rows = g.tensor("rows", FLOAT32, [4096, 1])
+        cols = g.tensor("cols", FLOAT32, [1, 4096])
+        g.inputs += [rows, cols]
+        grid = g.op("ADD", [rows, cols], FLOAT32, [4096, 4096], [(0, "i8", 0), (1, "u8", 0)], out_name="grid")
+        for _ in range(255):
+            g.ops.append({"op": "ADD", "ins": [rows, cols], "outs": [grid], "options": [(0, "i8", 0), (1, "u8", 0)]})
+        return g, s
+    if kind == "shared-names":  # 1024 tensors naming one 1 MiB string: 1 GiB of names once copied
+        g, s = constant1(features, rng)
+        g.shared_name = (1024, 1 << 20)
+        return g, s
+    if kind == "tile-overflow":  # TILE's multiples times the input's dimension overflow int64
+        g, s = constant1(features, rng)
+        x = g.const("pair", np.array([1, 2], dtype=np.int64), INT64)
+        g.op("TILE", [x, g.const("multiples", np.array([1 << 62], dtype=np.int64), INT64)], INT64, [4])
+        return g, s
+    if kind == "two-writers":  # a small case of shared-output: the second ADD overwrites the first's result
+        g, s = constant1(features, rng)
+        sum_op = g.ops[-1]
+        g.ops.append({"op": "MUL", "ins": sum_op["ins"], "outs": sum_op["outs"], "options": [(0, "i8", 0)]})
+        return g, s
+    if kind == "wrong-decision-name":  # entry 0 is not the inliner's decision
+        g, s = constant1(features, rng)
+        return g, [spec("index_to_evict", "inlining_decision:0", "int64_t", [1])]
+    if kind == "wide-decision":  # the decision has two elements
+        g = Graph()
+        x = g.tensor("action_callee_users:0", INT64, [1])
+        g.inputs.append(x)
+        pair = g.const("pair", np.array([1, 0], dtype=np.int64), INT64)
+        g.outputs = [g.op("ADD", [x, pair], INT64, [2], [(0, "i8", 0)], out_name="inlining_decision:0")]
+        return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [2])]
     if kind == "bad-output-spec":
         g, s = constant1(features, rng)
         return g, [spec("inlining_decision", "no_such_output:0", "int64_t", [1])]
@@ -447,7 +521,7 @@ def main():
     features = json.load(open(features_path))["features"]
     rng = np.random.default_rng(seed)
     builders = {"inliner": inliner, "inliner_echo": inliner_echo, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax,
-                "insurance": insurance}
+                "insurance": insurance, "wide_broadcasts": wide_broadcasts, "bool_bytes": bool_bytes}
     if kind.startswith("malformed-"):
         g, output_spec = malformed(kind[len("malformed-"):], features, rng)
     else:

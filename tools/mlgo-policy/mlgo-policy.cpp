@@ -5,6 +5,7 @@
 #include "mlgo/model/PolicyModel.h"
 #include "mlgo/support/CommandLine.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -139,13 +140,79 @@ nlohmann::ordered_json resultJson(const PolicyModel &policy) {
   return r;
 }
 
+// A number as an observation shows it in errors.
+std::string numberText(const nlohmann::json &value, double v) {
+  if (value.is_number_integer())
+    return value.dump();
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
+// Writes `v` (the JSON `value`) at `at` as `type`: integers exactly, other
+// numbers truncated toward zero (as C++ converts them). False when the type
+// cannot hold it, e.g. 1e300 in an int64 or a float32: converting such a
+// value is undefined behaviour in C++, so it is an error, not a guess.
+bool storeInput(const nlohmann::json &value, double v, ElementType type, char *at) {
+  auto integer = [&](auto *out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    using Limits = std::numeric_limits<T>;
+    if (value.is_number_unsigned()) {
+      uint64_t u = value.get<uint64_t>();
+      if (u > static_cast<uint64_t>(Limits::max()))
+        return false;
+      *out = static_cast<T>(u);
+    } else if (value.is_number_integer()) {
+      int64_t x = value.get<int64_t>();
+      if (x < Limits::min() || x > Limits::max())
+        return false;
+      *out = static_cast<T>(x);
+    } else {
+      // [min, max + 1) after truncation; both bounds are exact doubles.
+      double t = std::trunc(v);
+      if (!(t >= static_cast<double>(Limits::min()) && t < static_cast<double>(Limits::max()) + 1.0))
+        return false;
+      *out = static_cast<T>(t);
+    }
+    return true;
+  };
+  switch (type) {
+  case ElementType::Float: {
+    if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+      return false;
+    float x = static_cast<float>(v);
+    std::memcpy(at, &x, 4);
+    return true;
+  }
+  case ElementType::Int32: {
+    int32_t x = 0;
+    if (!integer(&x))
+      return false;
+    std::memcpy(at, &x, 4);
+    return true;
+  }
+  case ElementType::Int64: {
+    int64_t x = 0;
+    if (!integer(&x))
+      return false;
+    std::memcpy(at, &x, 8);
+    return true;
+  }
+  default: // a bool input
+    *at = v != 0;
+    return true;
+  }
+}
+
 // Observations as JSON objects (one per line, or a single object): each
 // model input's feature by name, a number or an array; absent ones are zeros.
 int evalJson(PolicyModel &policy, std::istream &in, const std::string &source) {
   const TFLiteModel &m = policy.model();
   std::vector<TensorSpec> specs;
+  std::vector<DType> types;
   for (const GraphPort &p : m.inputs()) {
     const TensorInfo &t = m.tensors()[p.Tensor];
+    types.push_back(t.Type);
     TensorSpec spec;
     spec.Name = featureOf(m, p);
     spec.Type = *specType(t.Type);
@@ -212,18 +279,9 @@ int evalJson(PolicyModel &policy, std::istream &in, const std::string &source) {
           return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name + "' is an integer input");
         char *at = bytes[f].data() + i * elementSize(spec.Type);
         double v = special ? *special : values[i].is_boolean() ? values[i].get<bool>() : values[i].get<double>();
-        if (spec.Type == ElementType::Float) {
-          float x = static_cast<float>(v);
-          std::memcpy(at, &x, 4);
-        } else if (spec.Type == ElementType::Int32) {
-          int32_t x = values[i].is_number_integer() ? values[i].get<int32_t>() : static_cast<int32_t>(v);
-          std::memcpy(at, &x, 4);
-        } else if (spec.Type == ElementType::Int64) {
-          int64_t x = values[i].is_number_integer() ? values[i].get<int64_t>() : static_cast<int64_t>(v);
-          std::memcpy(at, &x, 8);
-        } else {
-          *at = v != 0;
-        }
+        if (!storeInput(values[i], v, spec.Type, at))
+          return fail(source + ": observation " + std::to_string(n) + ": '" + spec.Name + "' is " +
+                      numberText(values[i], v) + ", out of range for " + dtypeName(types[f]));
       }
     }
     std::vector<llvm::StringRef> refs(bytes.begin(), bytes.end());

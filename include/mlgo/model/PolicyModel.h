@@ -6,6 +6,7 @@
 // logged under their logging names.
 #pragma once
 
+#include "mlgo/log/Problem.h"
 #include "mlgo/log/TensorSpec.h"
 #include "mlgo/model/TFLiteModel.h"
 
@@ -37,6 +38,10 @@ public:
   /// Loads DIR/model.tflite and DIR/output_spec.json (the output spec is
   /// checked against the model's outputs here).
   static llvm::Expected<std::unique_ptr<PolicyModel>> load(llvm::StringRef dir);
+  /// load(), then what both hosts (the harvester's interactive channel and
+  /// the compiler plugin) require of a policy deciding `problem`: output
+  /// spec entry 0 is that problem's decision, with one element.
+  static llvm::Expected<std::unique_ptr<PolicyModel>> loadFor(llvm::StringRef dir, Problem problem);
 
   const TFLiteModel &model() const { return *Model; }
   const std::string &directory() const { return Dir; }
