@@ -74,7 +74,7 @@ python3 - "$small" "$big" "$modules" "$shards" <<'PY'
 import json, os, shutil, sys
 small, big, count, shards = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 real = json.load(open(f"{small}/corpus/corpus_description.json"))["modules"]
-lines = {json.loads(l)["module"]: l for l in open(f"{small}/one/harvest.jsonl")}
+lines = {json.loads(l)["module"]: l for l in open(f"{small}/one/harvest.jsonl") if "module" in json.loads(l)}
 summary = json.load(open(f"{small}/one/summary.json"))
 copies = [(f"r{k}/{name}", name) for k in range(count // len(real) + 1) for name in real][:count]
 for new, old in copies:

@@ -448,8 +448,12 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
                                      shardName(shard, count).c_str(), shardName(*optionsFrom, count).c_str(),
                                      withoutShard(*shard.Options).dump().c_str(),
                                      withoutShard(*options).dump().c_str());
-    if (sizesHeader.empty() && shard.DefaultSizes.Options)
-      sizesHeader = jsonLine({{"options", *shard.DefaultSizes.Options}});
+    if (sizesHeader.empty() && shard.DefaultSizes.Options) {
+      Json sizesOptions = *shard.DefaultSizes.Options; // the merged directory's, as for the journal
+      if (sizesOptions.is_object() && sizesOptions.contains("shard"))
+        sizesOptions["shard"] = "0/1";
+      sizesHeader = jsonLine({{"options", sizesOptions}});
+    }
   }
   std::string journal;
   if (options) {
@@ -509,8 +513,7 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "harvest.jsonl"), journal))
     return e;
   if (!defaultSizes.empty())
-    if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"),
-                                            (sizesHeader.empty() ? "" : sizesHeader + "\n") + defaultSizes))
+    if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"), sizesHeader + defaultSizes))
       return e;
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))

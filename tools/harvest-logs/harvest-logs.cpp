@@ -74,8 +74,9 @@ int main(int argc, char **argv) {
   app.add_option("--seed", o.Selection.Seed, "Seed for --sampling_rate and random policies.")->capture_default_str();
   app.add_option("--shard", shard,
                  "I/N: every N-th module of the size-sorted selection, from the I-th (0-based), so N machines each "
-                 "take one shard; auto (or auto/N): from a Slurm array job or a Kubernetes Indexed Job "
-                 "(docs/cluster.md); merge the shards with merge-harvest.")
+                 "take one shard (N < 2^32); auto/N (or auto): from a Slurm array job (the task id is the shard "
+                 "index; plain auto only for an array 0-<COUNT-1>) or a Kubernetes Indexed Job (docs/cluster.md); "
+                 "the journal records I/N and another shard spec is refused; merge the shards with merge-harvest.")
       ->capture_default_str();
   app.add_option("--compilation_timeout", o.TimeoutSeconds,
                  "Seconds before a compile (and its process group) is killed and the module reported as timeout.")
