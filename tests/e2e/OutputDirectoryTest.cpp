@@ -98,7 +98,7 @@ TEST_F(OutputDirectory, SecondHarvestOnTheSameDirectoryFailsAtOnce) {
   ASSERT_TRUE(waitUntil([&] { return exists(started); }, 60))
       << "the first harvest never compiled: " << readFile(Work / "first.err");
   auto begin = Clock::now();
-  CommandResult second = run(command);
+  CommandResult second = run("timeout 60 " + command);
   double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   EXPECT_NE(second.ExitCode, 0) << second.Err;
   EXPECT_NE(second.Err.find("the output directory " + out + " is in use by another run"), std::string::npos)
@@ -120,7 +120,7 @@ TEST_F(OutputDirectory, SecondHarvestOnTheSameDirectoryFailsAtOnce) {
   EXPECT_EQ(harvestSummary(out)["modules"]["ok"].get<size_t>(), 4u);
 
   // The lock goes with its holder: a third run on the directory works.
-  CommandResult third = run(harvestCommand(corpus(), out, "--mode=interactive"));
+  CommandResult third = run(command);
   EXPECT_EQ(third.ExitCode, 0) << third.Err;
 }
 
@@ -140,7 +140,12 @@ TEST_F(OutputDirectory, SecondExtractIrOnTheSameDirectoryFailsAtOnce) {
   std::string staging = out + "/.mlgo-corpus/staging." + std::to_string(first);
   ASSERT_TRUE(waitUntil([&] { return exists(staging); }, 60)) << readFile(Work / "first.err");
 
-  CommandResult second = run(command);
+  // The second lists only a.o (it must not block on the FIFO itself), under
+  // a deadline.
+  writeFile(Work / "params2", "a.o\n");
+  CommandResult second =
+      run("timeout 60 " + tool("extract-ir") + " --input_type=params --input=" + quote(Work / "params2") +
+          " --obj_base_dir=" + quote(objs) + " --output_dir=" + quote(out));
   EXPECT_NE(second.ExitCode, 0) << second.Err;
   EXPECT_NE(
       second.Err.find("the output directory " + out + " is in use by another run (pid " + std::to_string(first) + ")"),
