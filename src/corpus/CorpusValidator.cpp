@@ -82,9 +82,12 @@ ModuleCheck checkModule(const std::string &dir, const std::string &name, bool ne
         problem("cmd_not_utf8", name + ".cmd is not UTF-8 (ml-compiler-opt reads it as text)");
       if (fields.empty() || fields.front() != "-cc1")
         problem("cmd_not_cc1", name + ".cmd does not start with -cc1");
+      // A well-formed line is screened as harvest-logs screens it (a
+      // malformed one already has its problem).
       std::vector<std::string> args(fields.begin(), fields.end());
-      if (auto why = unsafeCommandLineFlag(dropHarvestFlags(args)))
-        problem("unsafe_command_line", name + ".cmd: " + *why);
+      if (check.Problems.empty())
+        if (auto why = unsafeCommandLineFlag(dropHarvestFlags(args)))
+          problem("unsafe_command_line", name + ".cmd: " + *why);
       if (needIndex) {
         size_t indexOptions = 0;
         for (llvm::StringRef f : fields)

@@ -55,8 +55,8 @@ const FlagRule Rules[] = {
     {"-serialize-diagnostic-file", C::WritesFile},
     {"-opt-record-file", C::WritesFile},
     {"-stack-usage-file", C::WritesFile},
-    {"-MF", C::WritesFile},                     // driver
-    {"-MJ", C::WritesFile},                     // driver
+    {"-MF", C::WritesFile},                    // driver
+    {"-MJ", C::WritesFile},                    // driver
     {"-serialize-diagnostics", C::WritesFile}, // driver (--serialize-diagnostics)
     // Side outputs that ordinary builds carry (-gsplit-dwarf, -MD, --coverage,
     // -ftime-trace) and that do not change the code: removed.
@@ -277,10 +277,10 @@ std::optional<std::string> unsafeLlvmOption(llvm::StringRef value) {
       "(^|[^a-z])(file|files|filename|path|paths|dir|directory|directories|plugin|load|dsopath)([^a-z]|$)",
       llvm::Regex::IgnoreCase);
   std::string described = (option.ArgStr + " " + option.ValueStr + " " + option.HelpStr).str();
-  if (FileTaking.match(described) || name.starts_with("view-") || name.ends_with("-file") ||
-      name.ends_with("-dir") || name.ends_with("-path") || name.ends_with("-output"))
-    return "-mllvm " + value.str() + " (an LLVM option that takes a file, path or plugin: " +
-           option.HelpStr.take_front(120).str() + ")";
+  if (FileTaking.match(described) || name.starts_with("view-") || name.ends_with("-file") || name.ends_with("-dir") ||
+      name.ends_with("-path") || name.ends_with("-output"))
+    return "-mllvm " + value.str() +
+           " (an LLVM option that takes a file, path or plugin: " + option.HelpStr.take_front(120).str() + ")";
   return std::nullopt;
 }
 

@@ -185,6 +185,29 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
 // The shards' summaries combined as if one run had made them all: counts
 // from the merged journal, timings from the shards (the longest shard's
 // seconds, the largest RSS, the total CPU time).
+// Confined only if every shard was: the lowest ABI, the first warning.
+Json mergedConfinement(const std::vector<Shard> &shards) {
+  bool active = true, any = false;
+  int64_t abi = 0;
+  std::string warning;
+  for (const Shard &shard : shards) {
+    if (!shard.Summary || !shard.Summary->contains("confinement") || !(*shard.Summary)["confinement"].is_object())
+      continue;
+    const Json &c = (*shard.Summary)["confinement"];
+    bool shardActive = c.contains("active") && c["active"].is_boolean() && c["active"].get<bool>();
+    int64_t shardAbi =
+        c.contains("landlock_abi") && c["landlock_abi"].is_number_integer() ? c["landlock_abi"].get<int64_t>() : 0;
+    abi = any ? std::min(abi, shardAbi) : shardAbi;
+    active = active && shardActive;
+    if (warning.empty() && c.contains("warning") && c["warning"].is_string())
+      warning = c["warning"].get<std::string>();
+    any = true;
+  }
+  if (!any)
+    return {{"active", false}, {"landlock_abi", 0}, {"warning", "no shard summary records confinement"}};
+  return {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
+}
+
 Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vector<Shard> &shards, size_t planned,
                    const std::vector<const HarvestRecord *> &records, const MergeResult &result) {
   size_t ok = 0, failed = 0, timedOut = 0, decisions = 0, withoutLog = 0;
@@ -208,6 +231,7 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
     if (settings.contains(key))
       j[key] = settings[key];
   j["shard"] = "0/1";
+  j["confinement"] = mergedConfinement(shards);
   j["interrupted"] = false;
   j["modules"] = {{"planned", planned},  {"ok", ok},          {"failed", failed},
                   {"timeout", timedOut}, {"skipped_done", 0}, {"without_log", withoutLog}};

@@ -191,7 +191,12 @@ private:
   }
 
   CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName) const {
-    return {std::move(argv), joinPath(work, stderrName), deadline(), Options.TimeoutSeconds, work};
+    return {std::move(argv),
+            joinPath(work, stderrName),
+            deadline(),
+            Options.TimeoutSeconds,
+            work,
+            Options.CompilerWritableDirs};
   }
 
   // Compiles with `advisor`; leaves the object in commands.Native.
@@ -546,8 +551,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   HarvestSummary summary;
   summary.Confinement = landlockSupport();
   if (summary.Confinement.Abi == 0)
-    log::warning("compiles run without write confinement: " + summary.Confinement.Problem +
-                 " (docs/security.md)");
+    log::warning("compiles run without write confinement: " + summary.Confinement.Problem + " (docs/security.md)");
   summary.Planned = plan->size();
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;

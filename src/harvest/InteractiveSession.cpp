@@ -129,6 +129,7 @@ const char *statusName(CompileOutcome::Status status) {
 static SpawnOptions compileSpawnOptions(const CompileJob &job) {
   SpawnOptions options{job.Argv, "/dev/null", job.StderrPath};
   options.ConfineWritesTo = job.WorkDir;
+  options.AlsoWritable = job.AlsoWritable;
   return options;
 }
 

@@ -156,7 +156,7 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   std::string tmpdir;
   std::vector<char *> environment;
   if (!options.ConfineWritesTo.empty()) {
-    auto made = WriteConfinement::beneath(options.ConfineWritesTo);
+    auto made = WriteConfinement::beneath(options.ConfineWritesTo, options.AlsoWritable);
     if (!made) {
       closeAll();
       return made.takeError();

@@ -18,11 +18,11 @@ namespace {
 constexpr long SysCreateRuleset = 444, SysAddRule = 445, SysRestrictSelf = 446; // x86_64 and the generic table
 constexpr uint32_t CreateRulesetVersion = 1u << 0;
 constexpr int RulePathBeneath = 1;
-constexpr uint64_t FsWriteFile = 1ull << 1, FsRemoveDir = 1ull << 4, FsRemoveFile = 1ull << 5,
-                   FsMakeChar = 1ull << 6, FsMakeDir = 1ull << 7, FsMakeReg = 1ull << 8, FsMakeSock = 1ull << 9,
-                   FsMakeFifo = 1ull << 10, FsMakeBlock = 1ull << 11, FsMakeSym = 1ull << 12,
-                   FsRefer = 1ull << 13,   // ABI 2
-                   FsTruncate = 1ull << 14; // ABI 3
+constexpr uint64_t FsWriteFile = 1ull << 1, FsRemoveDir = 1ull << 4, FsRemoveFile = 1ull << 5, FsMakeChar = 1ull << 6,
+                   FsMakeDir = 1ull << 7, FsMakeReg = 1ull << 8, FsMakeSock = 1ull << 9, FsMakeFifo = 1ull << 10,
+                   FsMakeBlock = 1ull << 11, FsMakeSym = 1ull << 12,
+                   FsRefer = 1ull << 13, // ABI 2
+    FsTruncate = 1ull << 14;             // ABI 3
 
 struct RulesetAttr {
   uint64_t HandledAccessFs;
@@ -81,7 +81,8 @@ uint64_t landlockWriteRights(int abi) {
   return rights;
 }
 
-llvm::Expected<WriteConfinement> WriteConfinement::beneath(llvm::StringRef directory) {
+llvm::Expected<WriteConfinement> WriteConfinement::beneath(llvm::StringRef directory,
+                                                           const std::vector<std::string> &alsoWritable) {
   LandlockSupport support = landlockSupport();
   WriteConfinement confinement;
   if (support.Abi < 1)
@@ -90,25 +91,28 @@ llvm::Expected<WriteConfinement> WriteConfinement::beneath(llvm::StringRef direc
   RulesetAttr attr{handled};
   long fd = ::syscall(SysCreateRuleset, &attr, sizeof(attr), 0);
   if (fd < 0)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()),
-                                   "landlock_create_ruleset: %s", std::strerror(errno));
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "landlock_create_ruleset: %s",
+                                   std::strerror(errno));
   confinement.Fd = static_cast<int>(fd);
   auto allow = [&](const std::string &path, uint64_t rights) -> llvm::Error {
     int parent = ::open(path.c_str(), O_PATH | O_CLOEXEC);
     if (parent < 0)
-      return llvm::createStringError(std::error_code(errno, std::generic_category()),
-                                     "cannot confine writes to %s: %s", path.c_str(), std::strerror(errno));
+      return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot confine writes to %s: %s",
+                                     path.c_str(), std::strerror(errno));
     PathBeneathAttr rule{rights & handled, parent};
     long added = ::syscall(SysAddRule, confinement.Fd, RulePathBeneath, &rule, 0);
     int err = errno;
     ::close(parent);
     if (added != 0)
-      return llvm::createStringError(std::error_code(err, std::generic_category()),
-                                     "landlock_add_rule for %s: %s", path.c_str(), std::strerror(err));
+      return llvm::createStringError(std::error_code(err, std::generic_category()), "landlock_add_rule for %s: %s",
+                                     path.c_str(), std::strerror(err));
     return llvm::Error::success();
   };
   if (llvm::Error e = allow(directory.str(), handled))
     return e;
+  for (const std::string &extra : alsoWritable)
+    if (llvm::Error e = allow(extra, handled))
+      return e;
   // A regular or device file takes only file rights.
   if (llvm::Error e = allow("/dev/null", FsWriteFile | FsTruncate))
     return e;

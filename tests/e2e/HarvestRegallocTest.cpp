@@ -222,7 +222,9 @@ TEST_F(HarvestRegalloc, DevelopmentModeWithAFakeTFLiteClang) {
                                "cp " +
                                quote(Work / "prepared.log") + " \"$L\" && " + Clang + " -c -x c /dev/null -o \"$O\"\n");
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --clang_path=" + quote(clang)));
+  // The fake records its argv outside its work directory: allowed explicitly.
+  CommandResult r = run(harvest(out, "--problem=regalloc-evict --modules_filter=r0 --clang_path=" + quote(clang) +
+                                         " --compiler_writable_dir=" + quote(Work.path())));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("using development mode"), std::string::npos) << r.Err;
   EXPECT_EQ(readFile(out + "/logs/r0.o.log"), prepared);

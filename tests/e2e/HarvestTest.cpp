@@ -253,8 +253,10 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
     ::setpgid(0, 0); // a process group of its own, as a shell's job: Ctrl-C signals all of it
     std::string cmd =
         "exec " +
-        harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60") +
-        " 2>" + quote(capture / "err");
+        harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60" +
+                         " --compiler_writable_dir=" + quote(Work.path())) + // the fake's counter
+        " 2>" +
+        quote(capture / "err");
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
     ::_exit(127);
   }
@@ -322,7 +324,10 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
                   quote(Work / "prepared.log") + " \"$L\" && cp \"$I\" \"$O\"",
               "22.1.8", "  -training-log=<string> - Path where the development-mode inlining log is saved.");
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl"));
+  // The fake records its argv outside its work directory: allowed explicitly.
+  std::string writable = " --compiler_writable_dir=" + quote(Work.path());
+  CommandResult r =
+      run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl" + writable));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("with development mode; using development mode"), std::string::npos) << r.Err;
   EXPECT_EQ(readFile(out + "/logs/m1.o.log"), prepared);
@@ -333,14 +338,14 @@ TEST_F(HarvestLogs, DevelopmentModeWithAFakeTFLiteCompiler) {
 
   // An ok module whose log has gone is not done: it is compiled again.
   fs::remove(out + "/logs/m1.o.log");
-  r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl"));
+  r = run(harvest(out, "--opt_path=" + quote(opt) + " --modules_filter=m1 --policy=model:/models/inl" + writable));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(r.Err.find("resuming:"), std::string::npos) << r.Err;
   EXPECT_EQ(readFile(out + "/logs/m1.o.log"), prepared);
 
   // A corrupt -training-log fails the module with the reader's reason.
   writeFile(Work / "prepared.log", prepared.substr(0, prepared.size() - 5));
-  mustRun(harvest(Work / "bad", "--opt_path=" + quote(opt) + " --modules_filter=m1"));
+  mustRun(harvest(Work / "bad", "--opt_path=" + quote(opt) + " --modules_filter=m1" + writable));
   EXPECT_EQ(journalByModule(Work / "bad")["m1.o"]["reason"], "bad_training_log");
 }
 

@@ -35,8 +35,8 @@ TEST(Confinement, WriteRightsGrowWithTheAbi) {
   uint64_t v1 = landlockWriteRights(1), v2 = landlockWriteRights(2), v3 = landlockWriteRights(3);
   EXPECT_EQ(v1 & v2, v1);
   EXPECT_EQ(v2 & v3, v2);
-  EXPECT_NE(v1, v2); // REFER
-  EXPECT_NE(v2, v3); // TRUNCATE
+  EXPECT_NE(v1, v2);                     // REFER
+  EXPECT_NE(v2, v3);                     // TRUNCATE
   EXPECT_EQ(landlockWriteRights(7), v3); // later ABIs add no file-system write right
 }
 
@@ -53,10 +53,10 @@ TEST_P(ConfinedChild, WritesOnlyBeneathItsDirectory) {
   std::string inside = dir / "work", outside = dir / "victim";
   fs::create_directories(inside);
   test::writeFile(outside, "precious\n");
-  ExitStatus status = runConfined("echo $TMPDIR > " + inside + "/tmpdir; mkdir " + inside +
-                                      "/sub && echo ok > " + inside + "/sub/f; echo pwned > " + outside +
-                                      "; echo new > " + dir / "created" + "; true",
-                                  inside);
+  ExitStatus status =
+      runConfined("echo $TMPDIR > " + inside + "/tmpdir; mkdir " + inside + "/sub && echo ok > " + inside +
+                      "/sub/f; echo pwned > " + outside + "; echo new > " + dir / "created" + "; true",
+                  inside);
   EXPECT_TRUE(status.ok()) << status.describe();
   EXPECT_EQ(test::readFile(outside), "precious\n");
   EXPECT_FALSE(fs::exists(dir / "created"));

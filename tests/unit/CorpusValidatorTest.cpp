@@ -99,6 +99,25 @@ TEST_F(CorpusValidator, OverrideMakesCmdOptional) {
   EXPECT_EQ(codes(), Codes{});
 }
 
+TEST_F(CorpusValidator, CmdOrOverrideThatLoadsCodeOrWritesFilesIsUnsafe) {
+  makeSound();
+  writeFile(Dir / "a.cmd", std::string("-cc1\0-O2\0-load\0/tmp/evil.so\0", 28));
+  writeFile(Dir / "sub/b.cmd", std::string("-cc1\0-dependency-file\0b.d\0-O2\0", 30)); // dropped, not unsafe
+  EXPECT_EQ(codes(), Codes{"unsafe_command_line:a"});
+  auto problems = validateCorpus(Dir.path()).Problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].Detail.find("-load /tmp/evil.so"), std::string::npos) << problems[0].Detail;
+
+  writeFile(Dir / "corpus_description.json", "{\"global_command_override\": [\"-O2\", \"-Xclang\", "
+                                             "\"-stats-file=/home/u/x\"], \"has_thinlto\": false, "
+                                             "\"modules\": [\"a\", \"sub/b\"]}");
+  problems = validateCorpus(Dir.path()).Problems;
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].Code, "unsafe_command_line");
+  EXPECT_EQ(problems[0].Module, "");
+  EXPECT_NE(problems[0].Detail.find("-stats-file="), std::string::npos) << problems[0].Detail;
+}
+
 TEST_F(CorpusValidator, BadAndDuplicateNames) {
   makeSound();
   writeFile(Dir / "corpus_description.json",

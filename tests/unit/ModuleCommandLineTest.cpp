@@ -70,8 +70,8 @@ TEST(ModuleCommandLine, DropsSideOutputsOfOrdinaryBuildsInEverySpelling) {
                "-ftime-trace=a.json",
                "-main-file-name",
                "a.c"};
-  EXPECT_EQ(readCmd(nul(line)), (Args{"-cc1", "-O2", "-MT", "a.o", "-coverage-data-file=/b/a.gcda",
-                                      "-main-file-name", "a.c"}));
+  EXPECT_EQ(readCmd(nul(line)),
+            (Args{"-cc1", "-O2", "-MT", "a.o", "-coverage-data-file=/b/a.gcda", "-main-file-name", "a.c"}));
   // Not a module flag: a value that happens to be spelled like one stays.
   EXPECT_EQ(dropHarvestFlags({"-cc1", "-main-file-name", "-split-dwarf-file", "-O2"}),
             (Args{"-cc1", "-main-file-name", "-split-dwarf-file", "-O2"}));
@@ -80,14 +80,39 @@ TEST(ModuleCommandLine, DropsSideOutputsOfOrdinaryBuildsInEverySpelling) {
 TEST(CommandLineScreen, OrdinaryClang22LinesAreSafe) {
   // As clang-22 -O2 -g / --coverage -MD -ftime-trace / -fsanitize=address
   // record them with -fembed-bitcode=all (the dropped flags already gone).
-  Args plain = {"-cc1", "-triple", "x86_64-pc-linux-gnu", "-O2", "-emit-obj", "-disable-free",
-                "-main-file-name", "a.c", "-mrelocation-model", "pic", "-pic-level", "2", "-pic-is-pie",
-                "-debug-info-kind=constructor", "-dwarf-version=5", "-fdebug-compilation-dir=/src",
-                "-fcoverage-compilation-dir=/src", "-resource-dir", "/usr/lib/llvm-22/lib/clang/22",
-                "-internal-isystem", "/usr/include", "-MT", "b.o", "-sys-header-deps",
-                "-coverage-data-file=/src/b.gcda", "-ferror-limit", "19", "-fembed-bitcode=all",
-                "-fsanitize=address", "-fsanitize-system-ignorelist=/usr/lib/llvm-22/lib/clang/22/share/x.txt",
-                "-mllvm", "-inline-threshold=100", "-faddrsig"};
+  Args plain = {"-cc1",
+                "-triple",
+                "x86_64-pc-linux-gnu",
+                "-O2",
+                "-emit-obj",
+                "-disable-free",
+                "-main-file-name",
+                "a.c",
+                "-mrelocation-model",
+                "pic",
+                "-pic-level",
+                "2",
+                "-pic-is-pie",
+                "-debug-info-kind=constructor",
+                "-dwarf-version=5",
+                "-fdebug-compilation-dir=/src",
+                "-fcoverage-compilation-dir=/src",
+                "-resource-dir",
+                "/usr/lib/llvm-22/lib/clang/22",
+                "-internal-isystem",
+                "/usr/include",
+                "-MT",
+                "b.o",
+                "-sys-header-deps",
+                "-coverage-data-file=/src/b.gcda",
+                "-ferror-limit",
+                "19",
+                "-fembed-bitcode=all",
+                "-fsanitize=address",
+                "-fsanitize-system-ignorelist=/usr/lib/llvm-22/lib/clang/22/share/x.txt",
+                "-mllvm",
+                "-inline-threshold=100",
+                "-faddrsig"};
   EXPECT_EQ(unsafeCommandLineFlag(plain), std::nullopt);
   EXPECT_EQ(unsafeCommandLineFlag(Args{"-c", "-Oz"}), std::nullopt); // a driver-style override
 }
@@ -104,7 +129,7 @@ TEST(CommandLineScreen, CodeLoadingFlagsAreRefusedInEverySpelling) {
   expectUnsafe({"-cc1", "-plugin", "evil"}, "-plugin");
   expectUnsafe({"-cc1", "-add-plugin", "evil"}, "-add-plugin");
   expectUnsafe({"-cc1", "-plugin-arg-evil", "x"}, "-plugin-arg-");
-  expectUnsafe({"-O2", "-fplugin=/tmp/evil.so"}, "-fplugin=");                // driver line
+  expectUnsafe({"-O2", "-fplugin=/tmp/evil.so"}, "-fplugin=");                   // driver line
   expectUnsafe({"-O2", "-Xclang", "-load", "-Xclang", "/tmp/evil.so"}, "-load"); // passed on to cc1
   expectUnsafe({"-O2", "-B/tmp/bin"}, "-B");
   expectUnsafe({"-cc1", "-O2", "-load"}, "-load"); // even without its value
@@ -157,8 +182,7 @@ TEST(CommandLineScreen, EveryFileTakingCc1OptionIsClassified) {
         kind == llvm::opt::Option::InputClass || kind == llvm::opt::Option::UnknownClass)
       continue;
     ++checked;
-    std::string described =
-        (option.getPrefixedName() + " " + option.getMetaVar() + " " + option.getHelpText()).str();
+    std::string described = (option.getPrefixedName() + " " + option.getMetaVar() + " " + option.getHelpText()).str();
     if (fileish.match(described) && !classified.count(option.getPrefixedName().str()))
       missing.insert(option.getPrefixedName().str() + "  [" + option.getMetaVar().str() + "] " +
                      option.getHelpText().str());

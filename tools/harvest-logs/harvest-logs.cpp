@@ -88,6 +88,10 @@ int main(int argc, char **argv) {
                "that loads code (-load, -fpass-plugin=, ...), writes a file other than the object (-stats-file=, "
                "-o, ...), is not a clang-22 option, or an -mllvm option taking a file fails that module as "
                "unsafe_command_line (docs/security.md). Compiles stay confined by Landlock either way.");
+  app.add_option("--compiler_writable_dir", o.CompilerWritableDirs,
+                 "A directory the compiles may also write to (repeatable): Landlock lets each compile write only "
+                 "in its work directory, so a compiler wrapper that keeps a cache or log elsewhere needs this.")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--tfrecord,--output_path", o.TFRecordPath,
                  "Also write the dataset ml-compiler-opt trains on (TFRecord of SequenceExample), modules in plan "
                  "order.");

@@ -10,7 +10,8 @@ int main(int argc, char **argv) {
   CLI::App app{"Check an MLGO corpus: the description parses and has what ml-compiler-opt needs; every listed "
                "module has its .bc (and .cmd without a global_command_override, and .thinlto.bc when "
                "has_thinlto); every .bc parses with BitReader; every .cmd is a NUL-separated cc1 command line; no "
-               "module file is left unlisted. Reports each module's size, producer and target triple, the totals, "
+               ".cmd or global_command_override loads code or writes files (unsafe_command_line, docs/security.md); "
+               "no module file is left unlisted. Reports each module's size, producer and target triple, the totals, "
                "and modules with identical bitcode. Exit 0 when the corpus is sound, 1 when it is not.",
                "validate-corpus"};
   app.get_formatter()->column_width(34);

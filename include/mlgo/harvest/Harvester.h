@@ -29,10 +29,14 @@ struct HarvestOptions {
   unsigned NumWorkers = 0; // 0: one per hardware thread
   double TimeoutSeconds = 60;
   bool Force = false;           // redo modules the journal says are done
-  bool TrustCorpusCommands = false; // run .cmd / global_command_override without screening (docs/security.md)
   std::string TFRecordPath;     // also write the dataset
   std::string ExplicitTempsDir; // keep each module's work directory there
   double ProgressInterval = 5;
+  /// Run .cmd / global_command_override without screening (docs/security.md).
+  bool TrustCorpusCommands = false;
+  /// Directories the compiles may write besides their work directory (a
+  /// compiler wrapper's cache or log): --compiler_writable_dir.
+  std::vector<std::string> CompilerWritableDirs;
 };
 
 struct HarvestSummary {

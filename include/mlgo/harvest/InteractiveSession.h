@@ -32,6 +32,7 @@ struct CompileJob {
   Deadline Until;
   double TimeoutSeconds = 0; // for messages
   std::string WorkDir;       // the only place the compile may write (Landlock); "" = unconfined
+  std::vector<std::string> AlsoWritable; // --compiler_writable_dir
 };
 
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are

@@ -30,6 +30,7 @@ struct SpawnOptions {
   /// Landlock, and point its TMPDIR there; "" = not confined. Without
   /// Landlock in the kernel only TMPDIR is set (landlockSupport() says why).
   std::string ConfineWritesTo;
+  std::vector<std::string> AlsoWritable; // with ConfineWritesTo: more directories the user allows
 };
 
 class ChildProcess {

@@ -8,6 +8,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace mlgo {
 
@@ -29,10 +30,12 @@ uint64_t landlockWriteRights(int abi);
 /// An open ruleset: writes allowed only beneath `directory` and to /dev/null.
 class WriteConfinement {
 public:
-  /// A ruleset for `directory`; an empty confinement (fd() < 0) when the
-  /// kernel has no Landlock. An Error when Landlock exists but the ruleset
-  /// cannot be built (e.g. `directory` cannot be opened).
-  static llvm::Expected<WriteConfinement> beneath(llvm::StringRef directory);
+  /// A ruleset for `directory` (and `alsoWritable`, the user's own choice);
+  /// an empty confinement (fd() < 0) when the kernel has no Landlock. An
+  /// Error when Landlock exists but the ruleset cannot be built (e.g. a
+  /// directory cannot be opened).
+  static llvm::Expected<WriteConfinement> beneath(llvm::StringRef directory,
+                                                  const std::vector<std::string> &alsoWritable = {});
   WriteConfinement() = default;
   WriteConfinement(WriteConfinement &&other) noexcept;
   WriteConfinement &operator=(WriteConfinement &&other) noexcept;
