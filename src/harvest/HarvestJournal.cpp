@@ -228,6 +228,20 @@ llvm::Expected<std::optional<HarvestSummaryFile>> readHarvestSummary(llvm::Strin
   size_t rss = 0;
   f.count("harvester_peak_rss_kb", rss, false);
   summary.PeakRssKb = static_cast<int64_t>(std::min<size_t>(rss, INT64_MAX));
+  if (const Json *confinement = f.find("confinement", false)) {
+    if (!confinement->is_object()) {
+      f.fail("field 'confinement' is not an object");
+    } else {
+      HarvestSummaryFile::Confinement c;
+      Fields cf(*confinement, path.str() + ": confinement");
+      cf.boolean("active", c.Active);
+      cf.count("landlock_abi", c.LandlockAbi);
+      cf.string("warning", c.Warning, /*required=*/false);
+      if (llvm::Error e = cf.error())
+        return std::move(e);
+      summary.Confined = std::move(c);
+    }
+  }
   if (const Json *merge = f.find("merge", false)) {
     summary.Merge = true;
     if (!merge->is_object())

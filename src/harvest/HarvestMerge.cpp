@@ -188,19 +188,16 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
 // Confined only if every shard was: the lowest ABI, the first warning.
 Json mergedConfinement(const std::vector<Shard> &shards) {
   bool active = true, any = false;
-  int64_t abi = 0;
+  size_t abi = 0;
   std::string warning;
   for (const Shard &shard : shards) {
-    if (!shard.Summary || !shard.Summary->contains("confinement") || !(*shard.Summary)["confinement"].is_object())
+    if (!shard.Summary || !shard.Summary->Confined)
       continue;
-    const Json &c = (*shard.Summary)["confinement"];
-    bool shardActive = c.contains("active") && c["active"].is_boolean() && c["active"].get<bool>();
-    int64_t shardAbi =
-        c.contains("landlock_abi") && c["landlock_abi"].is_number_integer() ? c["landlock_abi"].get<int64_t>() : 0;
-    abi = any ? std::min(abi, shardAbi) : shardAbi;
-    active = active && shardActive;
-    if (warning.empty() && c.contains("warning") && c["warning"].is_string())
-      warning = c["warning"].get<std::string>();
+    const HarvestSummaryFile::Confinement &c = *shard.Summary->Confined;
+    abi = any ? std::min(abi, c.LandlockAbi) : c.LandlockAbi;
+    active = active && c.Active;
+    if (warning.empty())
+      warning = c.Warning;
     any = true;
   }
   if (!any)

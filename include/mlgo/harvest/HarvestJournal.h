@@ -65,6 +65,13 @@ struct HarvestSummaryFile {
   double Seconds = 0, CpuSeconds = 0;
   int64_t PeakRssKb = 0;
   bool Merge = false; // written by merge-harvest
+  /// Whether the run's compiles were confined by Landlock (absent: unknown).
+  struct Confinement {
+    bool Active = false;
+    size_t LandlockAbi = 0;
+    std::string Warning;
+  };
+  std::optional<Confinement> Confined;
 };
 
 /// Reads and validates summary.json; nullopt when the file does not exist.
