@@ -15,6 +15,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
   python3-flatbuffers
   slurm-wlm munge
+  strace
 )
 missing=()
 for p in "${packages[@]}"; do
