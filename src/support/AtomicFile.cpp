@@ -1,6 +1,7 @@
 #include "mlgo/support/AtomicFile.h"
 
 #include "mlgo/support/PathUtil.h"
+#include "mlgo/support/SyncHook.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -82,7 +83,7 @@ bool durableWrites() { return Durable; }
 void setUnnamedFilesEnabled(bool enabled) { UnnamedFilesEnabled = enabled; }
 
 llvm::Error syncFileDescriptor(int fd, llvm::StringRef path) {
-  if (!Durable || SyncDeferred || ::fdatasync(fd) == 0)
+  if (!Durable || SyncDeferred || issueSync(SyncCall::Fdatasync, fd, path) == 0)
     return llvm::Error::success();
   return errnoError(errno, "cannot flush to disk", path.str());
 }
@@ -107,7 +108,7 @@ llvm::Error syncDirectory(llvm::StringRef dir) {
   if (fd < 0)
     return errnoError(errno, "cannot open directory", d);
   llvm::Error e = llvm::Error::success();
-  if (::fsync(fd) != 0)
+  if (issueSync(SyncCall::Fsync, fd, d) != 0)
     e = errnoError(errno, "cannot flush to disk directory", d);
   ::close(fd);
   return e;

@@ -1,6 +1,7 @@
 #include "mlgo/support/JsonLinesJournal.h"
 
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/SyncHook.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -198,7 +199,7 @@ llvm::Error JournalAppender::commitHeldLocked() {
     return llvm::Error::success();
   // Everything written to this file system so far (the held lines' files
   // and directories) reaches the disk before any line that names it.
-  if (durableWrites() && ::syncfs(Fd) != 0) {
+  if (durableWrites() && issueSync(SyncCall::Syncfs, Fd, Path) != 0) {
     FirstError = "cannot flush to disk the file system of journal " + Path + ": " + std::strerror(errno);
     return llvm::createStringError(std::make_error_code(std::errc::io_error), "%s", FirstError.c_str());
   }
@@ -214,7 +215,7 @@ llvm::Error JournalAppender::close() {
     return llvm::Error::success();
   llvm::Error e = commitHeldLocked();
   // The journal's own last lines, whether or not file syncs are deferred.
-  if (!e && durableWrites() && ::fdatasync(Fd) != 0)
+  if (!e && durableWrites() && issueSync(SyncCall::Fdatasync, Fd, Path) != 0)
     e = errnoError(errno, "cannot flush to disk", Path);
   if (::close(Fd) != 0 && !e)
     e = errnoError(errno, "cannot finish journal", Path);

@@ -3,6 +3,7 @@
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/OutputFile.h"
 #include "mlgo/support/PathUtil.h"
+#include "mlgo/support/SyncHook.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -49,8 +50,9 @@ llvm::Error copyThenRename(const std::string &from, const std::string &to) {
     }
   }
   ::close(in);
-  // The copy must be on disk before its name replaces anything.
-  if (!failure && !readFailed && ::fsync(out) != 0)
+  // The copy must be on disk before its name replaces anything (when durable:
+  // --no_fsync makes no sync at all).
+  if (!failure && !readFailed && durableWrites() && issueSync(SyncCall::Fdatasync, out, temporary) != 0)
     failure = errno;
   if (::close(out) != 0 && !failure)
     failure = errno;

@@ -1,12 +1,16 @@
 // extract-ir end to end: the spec's scenarios (corpus-format.md 7.3) on
 // objects built here with the real clang-22, ld.lld-22 and llvm-objcopy-22.
+#include "support/Deadline.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -463,41 +467,45 @@ TEST_F(ExtractIr, NonUtf8PathsAndPrefixFlags) {
   EXPECT_TRUE(exists(out + "/caf\xe9.o.bc"));
 }
 
-// Starts extract-ir in the background, blocked on a FIFO posing as an object.
-struct BlockedRun {
-  pid_t Pid;
-  std::string Fifo;
+// Whether a thread of `pid` waits in open() for the other end of a FIFO.
+bool blockedOnFifo(pid_t pid) {
+  std::error_code ec;
+  fs::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec), end;
+  for (; !ec && tasks != end; tasks.increment(ec))
+    if (readFile(tasks->path().string() + "/wchan").find("partner") != std::string::npos)
+      return true;
+  return false;
+}
+
+// extract-ir in the background, blocked opening a FIFO posing as an object:
+// once start() succeeds it has done the modules before the FIFO and waits
+// there until the test opens the FIFO's write end. (Opening the write end to
+// probe would release it.)
+class BlockedRun {
+public:
+  BlockedRun(std::string fifo) : Fifo(std::move(fifo)) {}
+  ::testing::AssertionResult start(const std::string &cc, const std::string &out, const TempDir &scratch) {
+    if (::mkfifo(Fifo.c_str(), 0644) != 0)
+      return ::testing::AssertionFailure() << "mkfifo " << Fifo << ": " << std::strerror(errno);
+    Err = scratch / "extract-ir.err";
+    Process = std::make_unique<BackgroundCommand>(
+        Tool + " --num_workers=1 --progress_interval=0 --input=" + quote(cc) + " --output_dir=" + quote(out), Err);
+    ::testing::AssertionResult reached = waitUntil([&] { return blockedOnFifo(pid()) || Process->exited(); },
+                                                   GenerousDeadline, "extract-ir to block opening " + Fifo);
+    if (reached && Process->exited())
+      return ::testing::AssertionFailure() << "extract-ir ended before it reached " << Fifo << ":\n" << readFile(Err);
+    if (!reached)
+      reached << "\nits stderr:\n" << readFile(Err);
+    return reached;
+  }
+  pid_t pid() const { return Process->pid(); }
+  BackgroundCommand &process() { return *Process; }
+  const std::string &fifo() const { return Fifo; }
+
+private:
+  std::string Fifo, Err;
+  std::unique_ptr<BackgroundCommand> Process; // killed and reaped if the test fails early
 };
-
-BlockedRun startBlocked(const std::string &cc, const std::string &out, const std::string &fifo,
-                        const std::string &extra = "") {
-  ::mkfifo(fifo.c_str(), 0644);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    std::string cmd = Tool + " --num_workers=1 --progress_interval=0 --input=" + quote(cc) +
-                      " --output_dir=" + quote(out) + " " + extra + " 2>/dev/null";
-    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-    ::_exit(127);
-  }
-  // Wait until the extractor blocks opening the FIFO. (Opening the write end
-  // here to probe would release it.)
-  for (int i = 0; i < 400; ++i) {
-    bool waiting = false;
-    for (const auto &task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
-      waiting = waiting || readFile(task.path().string() + "/wchan").find("partner") != std::string::npos;
-    if (waiting)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return {pid, fifo};
-}
-
-int waitExit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 class ExtractIrResume : public ExtractIr {
 protected:
@@ -522,14 +530,18 @@ protected:
 TEST_F(ExtractIrResume, X8_InterruptThenResumeEqualsCleanRun) {
   std::string d = makeDatabase("m5.o");
   std::string out = Work / "out";
-  BlockedRun blocked = startBlocked(Work / "cc.json", out, d + "/m5.o");
-  ::kill(blocked.Pid, SIGINT);
+  TempDir scratch;
+  BlockedRun blocked(d + "/m5.o");
+  ASSERT_TRUE(blocked.start(Work / "cc.json", out, scratch));
+  blocked.process().signal(SIGINT);
   // Let the blocked read finish: the FIFO yields garbage, so m5.o fails.
-  int fd = ::open(blocked.Fifo.c_str(), O_WRONLY);
-  ASSERT_GE(fd, 0);
+  int fd = -1;
+  ASSERT_TRUE(openFifoForWriting(blocked.fifo(), GenerousDeadline, fd));
   ASSERT_EQ(::write(fd, "junk", 4), 4);
   ::close(fd);
-  EXPECT_EQ(waitExit(blocked.Pid), 130);
+  int status = 0;
+  ASSERT_TRUE(blocked.process().wait(GenerousDeadline, status));
+  EXPECT_EQ(shellExitCode(status), 130);
   EXPECT_FALSE(exists(out + "/corpus_description.json"));
   EXPECT_TRUE(report(out)["interrupted"].get<bool>());
   size_t doneBefore = listTree(out).size();
@@ -556,13 +568,16 @@ TEST_F(ExtractIrResume, X8_InterruptThenResumeEqualsCleanRun) {
 TEST_F(ExtractIrResume, KillNineThenRerunEqualsCleanRun) {
   std::string d = makeDatabase("m5.o");
   std::string out = Work / "out";
-  BlockedRun blocked = startBlocked(Work / "cc.json", out, d + "/m5.o");
-  ::kill(blocked.Pid, SIGKILL);
-  EXPECT_EQ(waitExit(blocked.Pid), 128 + SIGKILL);
+  TempDir scratch;
+  BlockedRun blocked(d + "/m5.o");
+  ASSERT_TRUE(blocked.start(Work / "cc.json", out, scratch));
+  blocked.process().signal(SIGKILL);
+  int status = 0;
+  ASSERT_TRUE(blocked.process().wait(GenerousDeadline, status));
+  EXPECT_EQ(shellExitCode(status), 128 + SIGKILL);
   fs::remove(d + "/m5.o");
   fs::copy_file(fixture("build/a.o"), d + "/m5.o");
   // No torn module files: every .bc present is one of the complete sources.
-  TempDir scratch;
   std::set<std::string> sources{dumpSection(fixture("build/a.o"), ".llvmbc", scratch),
                                 dumpSection(fixture("build/sub/b.o"), ".llvmbc", scratch)};
   size_t modules = 0;
@@ -634,24 +649,20 @@ TEST_F(ExtractIrResume, KillNineMidWriteThenResumeEqualsCleanRun) {
     std::string out = Work / ("out" + std::to_string(round));
     // Each round resumes a directory that already holds a killed run's work.
     for (int kill = 0; kill < 2; ++kill) {
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        std::string cmd = Tool + " --resume --num_workers=2 --progress_interval=0 --input=" + quote(Work / "cc.json") +
-                          " --output_dir=" + quote(out) + " 2>/dev/null";
-        ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), nullptr);
-        ::_exit(127);
-      }
-      // Wait for a random number of journal lines, then kill mid-stream.
+      BackgroundCommand extraction(Tool + " --resume --num_workers=2 --progress_interval=0 --input=" +
+                                   quote(Work / "cc.json") + " --output_dir=" + quote(out));
+      // Wait for a random number of journal lines (or the end of the run),
+      // then kill mid-stream.
       size_t target = std::uniform_int_distribution<size_t>(1, 150)(random);
-      for (int i = 0; i < 2000; ++i) {
+      auto journalLines = [&] {
         std::string journal = readFile(out + "/.mlgo-corpus/extract_ir.journal");
-        if (static_cast<size_t>(std::count(journal.begin(), journal.end(), '\n')) > target)
-          break;
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
-      }
-      ::kill(pid, SIGKILL);
+        return static_cast<size_t>(std::count(journal.begin(), journal.end(), '\n'));
+      };
+      ASSERT_TRUE(waitUntil([&] { return journalLines() > target || extraction.exited(); }, GenerousDeadline,
+                            "more than " + std::to_string(target) + " journal lines", std::chrono::milliseconds(1)));
+      extraction.signal(SIGKILL);
       int status = 0;
-      ::waitpid(pid, &status, 0);
+      ASSERT_TRUE(extraction.wait(GenerousDeadline, status));
       // No torn module: every .bc present is one of the complete sources.
       for (const std::string &f : listTree(out)) {
         if (f.ends_with(".bc")) {

@@ -2,6 +2,7 @@
 // output file system, a policy process that stops reading, a Ctrl-C sent to
 // the whole process group while real compilers start and run, a temps dir
 // on another file system. Real opt-22/llc-22 throughout.
+#include "support/Deadline.h"
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
@@ -49,42 +50,8 @@ std::set<std::string> zombieChildren(pid_t parent) {
   return zombies;
 }
 
-// Starts `argv` in a process group of its own (so a signal to the group
-// reaches it as a Ctrl-C would), stderr to `errPath`.
-pid_t startInOwnGroup(const std::vector<std::string> &argv, const std::string &errPath) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int null = ::open("/dev/null", O_RDWR);
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    ::dup2(err, 2);
-    std::vector<char *> args;
-    for (const std::string &a : argv)
-      args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid); // also here, so the group exists before we signal it
-  return pid;
-}
-
-// Waits up to `seconds` for `pid`; kills it (and fails) if it does not end.
-std::optional<int> waitFor(pid_t pid, double seconds) {
-  auto until = Clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
-  int status = 0;
-  while (Clock::now() < until) {
-    if (::waitpid(pid, &status, WNOHANG) == pid)
-      return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  return std::nullopt;
-}
+// How long the processes of a stopped run may take to go away.
+constexpr std::chrono::seconds ProcessesDieWithin{10};
 
 // Whether `pid` has a handler for SIGINT yet (it cannot be interrupted
 // cleanly before it installs one).
@@ -195,13 +162,13 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
   // Largest first: m4 then m3, each with far more than a pipe's worth of
   // observations. (cat never reaches its second argument, which only names
   // the process for the check at the end.)
-  pid_t pid = startInOwnGroup(harvestArgv(out, {"--num_workers=1", "--modules_filter=m[34]", "--compilation_timeout=5",
-                                                "--policy=exec:cat /dev/zero " + out}),
-                              capture / "err");
+  BackgroundCommand harvest(harvestArgv(out, {"--num_workers=1", "--modules_filter=m[34]", "--compilation_timeout=5",
+                                              "--policy=exec:cat /dev/zero " + out}),
+                            capture / "err");
+  pid_t pid = harvest.pid();
   // m4 is given up at ~5 s; check while m3 is in flight.
-  auto start = Clock::now();
-  while (journalByModule(out).empty() && Clock::now() - start < std::chrono::seconds(25))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(waitUntil([&] { return !journalByModule(out).empty() || harvest.exited(); }, GenerousDeadline,
+                        "m4's journal record", std::chrono::milliseconds(50)));
   auto j = journalByModule(out);
   EXPECT_EQ(j.size(), 1u) << "m4 was never given up: " << readFile(capture / "err");
   if (j.count("m4.o")) {
@@ -217,15 +184,17 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
   std::set_intersection(zombies.begin(), zombies.end(), again.begin(), again.end(), std::inserter(still, still.end()));
   EXPECT_TRUE(still.empty()) << still.size() << " unreaped children";
 
-  ::kill(pid, SIGTERM);
-  std::optional<int> status = waitFor(pid, 10);
-  ASSERT_TRUE(status) << "SIGTERM did not end the run: " << readFile(capture / "err");
-  ASSERT_TRUE(WIFEXITED(*status));
-  EXPECT_EQ(WEXITSTATUS(*status), 130) << readFile(capture / "err");
+  harvest.signal(SIGTERM);
+  int status = 0;
+  ASSERT_TRUE(harvest.wait(std::chrono::seconds(60), status))
+      << "SIGTERM did not end the run: " << readFile(capture / "err");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << readFile(capture / "err");
   EXPECT_EQ(harvestSummary(out).value("interrupted", false), true) << readFile(capture / "err");
   EXPECT_EQ(journalByModule(out).count("m3.o"), 0u) << "the interrupted module is redone on resume, not recorded";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(processesMentioning(out), 0u) << "a compiler or policy process survived";
+  EXPECT_TRUE(waitUntil([&] { return processesMentioning(out) == 0; }, ProcessesDieWithin,
+                        "the compiler and policy processes to end"))
+      << "a compiler or policy process survived";
 }
 
 // Ctrl-C signals the whole foreground process group. A child between vfork
@@ -237,24 +206,24 @@ TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
   for (int probe = 0; probe < Probes; ++probe) {
     std::string what = "probe " + std::to_string(probe);
     std::string out = Work / ("probe" + std::to_string(probe));
-    pid_t pid = startInOwnGroup(harvestArgv(out, {"--num_workers=4"}), Work / ("err" + std::to_string(probe)));
-    auto start = Clock::now();
-    while (!catchesSigint(pid) && Clock::now() - start < std::chrono::seconds(10))
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    // Spread over start-up (compiler probe, first spawns) and the compiles.
+    BackgroundCommand harvest(harvestArgv(out, {"--num_workers=4"}), Work / ("err" + std::to_string(probe)));
+    ASSERT_TRUE(waitUntil([&] { return catchesSigint(harvest.pid()) || harvest.exited(); }, GenerousDeadline,
+                          what + ": the harvester to install its SIGINT handler", std::chrono::milliseconds(1)));
+    // Spread over start-up (compiler probe, first spawns) and the compiles:
+    // this sleep picks the moment of the signal, it waits for nothing.
     std::this_thread::sleep_for(std::chrono::milliseconds((probe * 131) % 1000));
-    ::kill(-pid, SIGINT);
-    std::optional<int> status = waitFor(pid, 20);
-    ASSERT_TRUE(status) << what << ": SIGINT did not end the run";
+    harvest.signal(SIGINT, /*group=*/true);
+    int status = 0;
+    ASSERT_TRUE(harvest.wait(std::chrono::seconds(60), status)) << what << ": SIGINT did not end the run";
     std::string err = readFile(Work / ("err" + std::to_string(probe)));
-    ASSERT_TRUE(WIFEXITED(*status)) << what << err;
+    ASSERT_TRUE(WIFEXITED(status)) << what << err;
     nlohmann::json s = harvestSummary(out);
     ASSERT_TRUE(s.is_object()) << what << ": no summary.json; stderr:\n" << err;
-    if (WEXITSTATUS(*status) == 0 && !s["interrupted"].get<bool>()) {
+    if (WEXITSTATUS(status) == 0 && !s["interrupted"].get<bool>()) {
       ++finished; // the run ended before the signal
       continue;
     }
-    EXPECT_EQ(WEXITSTATUS(*status), 130) << what << err;
+    EXPECT_EQ(WEXITSTATUS(status), 130) << what << err;
     EXPECT_TRUE(s["interrupted"].get<bool>()) << what;
     EXPECT_NE(err.find("Run the same command again to resume"), std::string::npos) << what << err;
     expectJournalMatchesLogs(out, what);

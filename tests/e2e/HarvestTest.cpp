@@ -4,6 +4,7 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/log/TrainingLog.h"
 
+#include "support/Deadline.h"
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
@@ -225,8 +226,9 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
   size_t doneBefore = harvestJournal(out).size();
   EXPECT_GE(doneBefore, 1u);
   EXPECT_LT(doneBefore, 4u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(processesMentioning(out), 0u) << "the killed run's compilers must die with it";
+  EXPECT_TRUE(waitUntil([&] { return processesMentioning(out) == 0; }, std::chrono::seconds(10),
+                        "the killed run's compilers to end"))
+      << "the killed run's compilers must die with it";
   CommandResult resumed = run(harvest(out, "--num_workers=1"));
   ASSERT_EQ(resumed.ExitCode, 0) << resumed.Err;
   EXPECT_NE(resumed.Err.find("resuming: " + std::to_string(doneBefore)), std::string::npos) << resumed.Err;
@@ -248,27 +250,28 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
                                  "; [ \"$n\" -ge 2 ] && exec sleep 100; exec opt-22 \"$@\"");
   std::string out = Work / "out";
   TempDir capture;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0); // a process group of its own, as a shell's job: Ctrl-C signals all of it
-    std::string cmd =
-        "exec " +
-        harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60" +
-                         " --compiler_writable_dir=" + quote(Work.path())) + // the fake's counter
-        " 2>" +
-        quote(capture / "err");
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  for (int i = 0; i < 3000 && (harvestJournal(out).size() < 2 || readFile(count) != "3\n"); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // A process group of its own, as a shell's job: Ctrl-C signals all of it.
+  BackgroundCommand harvesting(
+      harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60" +
+                        " --compiler_writable_dir=" + quote(Work.path())), // the fake's counter
+      capture / "err");
+  ASSERT_TRUE(waitUntil([&] { return harvestJournal(out).size() >= 2 && readFile(count) == "3\n"; }, GenerousDeadline,
+                        "two modules journaled and the third compile started"))
+      << readFile(capture / "err");
   ASSERT_EQ(harvestJournal(out).size(), 2u) << readFile(capture / "err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the third compile is running
+  // The harvester waits for the third compile (the wrapper has become `sleep 100`).
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        for (const std::string &child : childCommandLines(harvesting.pid()))
+          if (child.rfind("sleep 100", 0) == 0)
+            return true;
+        return false;
+      },
+      GenerousDeadline, "the third compile to be running"));
   auto start = std::chrono::steady_clock::now();
-  ::kill(-pid, SIGINT);
-  int status;
-  ::waitpid(pid, &status, 0);
+  harvesting.signal(SIGINT, /*group=*/true);
+  int status = 0;
+  ASSERT_TRUE(harvesting.wait(GenerousDeadline, status)) << readFile(capture / "err");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);

@@ -1,5 +1,6 @@
 #include "HarvestCorpus.h"
 
+#include "Deadline.h"
 #include "FixtureSources.h"
 #include "TestSupport.h"
 
@@ -75,17 +76,20 @@ std::string harvestCommand(const std::string &corpus, const std::string &out, co
 
 int killNineOnceJournaled(const std::string &command, const std::string &harvestDir,
                           std::chrono::milliseconds pollInterval) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", ("exec " + command + " 2>/dev/null").c_str(), nullptr);
-    ::_exit(127);
-  }
+  BackgroundCommand harvest(command);
   // The first record, not the options header that a run writes at once.
-  for (int i = 0; i < 6000 && readFile(harvestDir + "/harvest.jsonl").find("\"module\"") == std::string::npos; ++i)
-    std::this_thread::sleep_for(pollInterval);
-  ::kill(pid, SIGKILL);
+  bool ended = false;
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        if (readFile(harvestDir + "/harvest.jsonl").find("\"module\"") != std::string::npos)
+          return true;
+        return ended = harvest.exited();
+      },
+      GenerousDeadline, "the first module record in " + harvestDir + "/harvest.jsonl", pollInterval));
+  EXPECT_FALSE(ended) << "the harvest ended before it journaled a module: " << command;
+  harvest.signal(SIGKILL); // the harvester only: its compilers must die with it
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(harvest.wait(GenerousDeadline, status));
   return status;
 }
 

@@ -57,8 +57,9 @@ private:
 std::string harvestCommand(const std::string &corpus, const std::string &out, const std::string &flags = "");
 
 /// Runs `command` (a harvest into `harvestDir`) in the background, SIGKILLs it
-/// once the journal holds its first module record (polled up to 6000 times,
-/// `pollInterval` apart) and returns its wait status.
+/// once the journal holds its first module record (polled `pollInterval`
+/// apart) and returns its wait status. When no record appears within
+/// GenerousDeadline (or the run ends first), the test fails.
 int killNineOnceJournaled(const std::string &command, const std::string &harvestDir,
                           std::chrono::milliseconds pollInterval);
 

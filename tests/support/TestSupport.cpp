@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,15 +25,23 @@ std::string quote(const std::string &text) {
 
 std::string tool(const std::string &name) { return std::string(MLGO_BIN_DIR) + "/" + name; }
 
-CommandResult run(const std::string &command, const std::string &cwd) {
+CommandResult run(const std::string &command, const std::string &cwd, std::chrono::seconds deadline) {
   TempDir capture;
-  std::string full = (cwd.empty() ? "" : "cd " + quote(cwd) + " && ") + "( " + command + " ) >" +
+  // timeout(1) runs the command in a process group of its own and kills the
+  // whole group at the deadline (SIGTERM, then SIGKILL 10 s later). A
+  // command killed by a signal is reported as before (128 + the signal).
+  std::string full = (cwd.empty() ? "" : "cd " + quote(cwd) + " && ") + "timeout -k 10 " +
+                     std::to_string(deadline.count()) + " /bin/sh -c " + quote(command) + " >" +
                      quote(capture / "out") + " 2>" + quote(capture / "err") + " </dev/null";
+  auto start = std::chrono::steady_clock::now();
   int status = std::system(full.c_str());
+  bool late = std::chrono::steady_clock::now() - start >= deadline;
   CommandResult result;
   result.ExitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.Out = readFile(capture / "out");
   result.Err = readFile(capture / "err");
+  if (late)
+    result.Err += "\n[test] killed: still running after " + std::to_string(deadline.count()) + " s: " + command + "\n";
   return result;
 }
 
@@ -106,6 +115,27 @@ size_t processesMentioning(const std::string &needle) {
       ++count;
   }
   return count;
+}
+
+std::vector<std::string> childCommandLines(int parent) {
+  std::vector<std::string> lines;
+  for (const auto &entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::string stat = readFile(entry.path().string() + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 > stat.size() || stat[close + 2] == 'Z')
+      continue;
+    if (std::atoi(stat.c_str() + close + 4) != parent)
+      continue;
+    std::string line = readFile(entry.path().string() + "/cmdline");
+    for (char &c : line)
+      if (c == '\0')
+        c = ' ';
+    lines.push_back(line);
+  }
+  return lines;
 }
 
 void compileC(const std::string &source, const std::string &object, const std::string &flags) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,9 +15,16 @@ struct CommandResult {
   std::string Out, Err;
 };
 
+/// How long one command of a test may run: a hung tool is killed (with
+/// everything it started) and the test fails naming the command, before
+/// CTest's timeout would kill the test and leave the tool running.
+inline constexpr std::chrono::seconds CommandDeadline{240};
+
 /// Runs `command` with /bin/sh in `cwd` (if not empty), capturing stdout and
-/// stderr.
-CommandResult run(const std::string &command, const std::string &cwd = "");
+/// stderr. A command still running after `deadline` is killed: ExitCode 124,
+/// and Err says so.
+CommandResult run(const std::string &command, const std::string &cwd = "",
+                  std::chrono::seconds deadline = CommandDeadline);
 
 /// Runs `command` and fails the test (with its stderr) unless it exits 0.
 void mustRun(const std::string &command, const std::string &cwd = "");
@@ -48,6 +56,10 @@ std::string writeScript(const std::string &path, const std::string &body);
 /// How many live processes (other than this one) have `needle` in their
 /// command line; zombies, which have none, do not count.
 size_t processesMentioning(const std::string &needle);
+
+/// The command lines (arguments joined by spaces) of the live children of
+/// `parent`.
+std::vector<std::string> childCommandLines(int parent);
 
 /// Compiles C source text to an object with clang-22 and embedded bitcode.
 void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");

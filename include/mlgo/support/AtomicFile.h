@@ -18,7 +18,8 @@ namespace mlgo {
 /// one syncfs), so that a journal line naming the file (written later) never
 /// outlives the file's contents after a power loss. Off (the tools'
 /// --no_fsync), outputs are still atomic for crashes of the process, not of
-/// the machine.
+/// the machine. Every sync goes through the sync hook (SyncHook.h), where
+/// tests observe them.
 void setDurableWrites(bool durable);
 bool durableWrites();
 
