@@ -71,9 +71,9 @@ const FlagRule Rules[] = {
     {"-c-isystem", C::ReadsInput},
     {"-chain-include", C::ReadsInput},
     {"-cxx-isystem", C::ReadsInput},
-    {"--embed-dir=", C::ReadsInput},
+    {"--embed-dir=", C::CopiesFile},
     {"--extract-api-ignores=", C::ReadsInput},
-    {"-fcuda-include-gpubinary", C::ReadsInput},
+    {"-fcuda-include-gpubinary", C::CopiesFile},
     {"-fembed-offload-object=", C::ReadsInput},
     {"-fmemory-profile-use=", C::ReadsInput},
     {"-fmodule-file=", C::ReadsInput},
@@ -116,8 +116,8 @@ const FlagRule Rules[] = {
     {"-iwithprefix", C::ReadsInput},
     {"-iwithsysroot", C::ReadsInput},
     {"-I", C::ReadsInput},
-    {"-mlink-bitcode-file", C::ReadsInput},
-    {"-mlink-builtin-bitcode", C::ReadsInput},
+    {"-mlink-bitcode-file", C::CopiesFile},
+    {"-mlink-builtin-bitcode", C::CopiesFile},
     {"-objc-isystem", C::ReadsInput},
     {"-objcxx-isystem", C::ReadsInput},
     {"-remap-file", C::ReadsInput},
@@ -314,6 +314,8 @@ std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> arg
       return spelled + " (" + name + " loads code into the compiler)";
     if (rule->second == FlagClass::WritesFile)
       return spelled + " (" + name + " writes a file outside the module's work directory)";
+    if (rule->second == FlagClass::CopiesFile)
+      return spelled + " (" + name + " puts another file's contents into the object)";
   }
   if (auto rule = ruleMap().find(missingValueOption(p, cc1)); rule != ruleMap().end()) {
     std::string spelled = p.Argv[p.MissingIndex];
@@ -321,6 +323,8 @@ std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> arg
       return spelled + " (" + rule->first().str() + " loads code into the compiler)";
     if (rule->second == FlagClass::WritesFile)
       return spelled + " (" + rule->first().str() + " writes a file outside the module's work directory)";
+    if (rule->second == FlagClass::CopiesFile)
+      return spelled + " (" + rule->first().str() + " puts another file's contents into the object)";
   }
   if (passedOn.size() > 1)
     if (auto why = unsafeCommandLineFlag(passedOn))

@@ -168,7 +168,7 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
                                        (*settings)[key].dump().c_str(), shard.Dir.c_str(), value.dump().c_str());
     // Plugin and interactive shards write the same logs (auto's probe may
     // decide differently on one node); the summary says so.
-    if (s.Mode != (*settings)["mode"])
+    if (s.Mode != (*settings)["mode"].get<std::string>())
       modes += "; " + shard.Dir + " ran " + s.Mode + " mode (" + s.ModeReason + ")";
   }
   if (!settings)

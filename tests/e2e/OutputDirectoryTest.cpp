@@ -92,7 +92,11 @@ TEST_F(OutputDirectory, SecondHarvestOnTheSameDirectoryFailsAtOnce) {
                                          quote(started) + " 2>/dev/null; then i=0; while [ ! -e " + quote(gate) +
                                          " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; fi;;\n"
                                          "esac; done\nexec opt-22 \"$@\"\n");
-  std::string command = harvestCommand(corpus(), out, "--mode=interactive --opt_path=" + quote(opt));
+  // The wrapper's claim and gate live outside the work directory, where
+  // confined compiles may not write unless the user allows it.
+  std::string command = harvestCommand(corpus(), out,
+                                       "--mode=interactive --opt_path=" + quote(opt) +
+                                           " --compiler_writable_dir=" + quote(Work.path()));
   pid_t first = startInBackground(command, Work / "first.err");
   Reaper reaper{first};
   ASSERT_TRUE(waitUntil([&] { return exists(started); }, 60))

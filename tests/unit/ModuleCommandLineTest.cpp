@@ -151,6 +151,15 @@ TEST(CommandLineScreen, FileWritingFlagsAreRefusedInEverySpelling) {
   expectUnsafe({"-O2", "-Xclang", "-stats-file=/home/u/x"}, "-stats-file=");
 }
 
+// The trust model: no file outside the corpus is read into the output.
+TEST(CommandLineScreen, FlagsThatPutAnotherFilesContentsIntoTheObjectAreRefused) {
+  expectUnsafe({"-cc1", "-mlink-bitcode-file", "/home/u/secret.bc"}, "-mlink-bitcode-file");
+  expectUnsafe({"-cc1", "-mlink-builtin-bitcode", "/home/u/secret.bc"}, "-mlink-builtin-bitcode");
+  expectUnsafe({"-cc1", "-fcuda-include-gpubinary", "/home/u/blob"}, "-fcuda-include-gpubinary");
+  expectUnsafe({"-cc1", "--embed-dir=/home/u"}, "--embed-dir=");
+  expectUnsafe({"-O2", "-Xclang", "-mlink-bitcode-file", "-Xclang", "/home/u/secret.bc"}, "-mlink-bitcode-file");
+}
+
 TEST(CommandLineScreen, UnknownOptionsExtraInputsAndLlvmFileOptionsAreRefused) {
   expectUnsafe({"-cc1", "-no-such-option-anywhere"}, "-no-such-option-anywhere");
   expectUnsafe({"-cc1", "/etc/passwd"}, "/etc/passwd");

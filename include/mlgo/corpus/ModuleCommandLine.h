@@ -20,6 +20,7 @@ namespace mlgo {
 enum class FlagClass {
   LoadsCode,  // dlopens a plugin or names one to run: refused
   WritesFile, // writes a file other than the object we ask for: refused
+  CopiesFile, // puts a file's code or bytes into the object (links or embeds it): refused
   Dropped,    // a side output ordinary builds carry, removed before the compile
   ReadsInput, // reads a file (headers, profiles, lists): allowed
   Text,       // a path that is only text (embedded, or for a program at run time): allowed
