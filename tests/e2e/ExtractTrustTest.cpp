@@ -189,3 +189,20 @@ TEST(ExtractTrust, ReRunWithAModuleDirectoryOnAnotherFileSystem) {
 }
 
 } // namespace
+
+// An archive member whose header declares more bytes than the archive holds
+// (a fuzzer find): libLLVM parsed the member's ELF past the end of the
+// archive (ASan: SEGV). It is now that member's failure, named.
+TEST(ExtractTrust, AnArchiveMemberLongerThanTheArchiveIsAFailureNotAReadPastItsEnd) {
+  TempDir work;
+  std::filesystem::create_directories(work / "objs");
+  std::filesystem::copy_file(std::string(MLGO_SOURCE_DIR) +
+                                 "/fuzz/regressions/object_sections/archive-member-past-the-end.a",
+                             work / "objs/lib.o");
+  CommandResult r = run(tool("extract-ir") + " --input_type=directory --input=" + quote(work / "objs") +
+                        " --output_dir=" + quote(work / "out"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("lib.o(elf.o): the member's size (4544 bytes) extends past the end of the archive"),
+            std::string::npos)
+      << r.Err;
+}

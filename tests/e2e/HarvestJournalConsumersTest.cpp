@@ -323,7 +323,7 @@ TEST_F(HarvestJournalConsumers, SigtermMidMergeLeavesNothingAndARerunSucceeds) {
     }
   ASSERT_GE(logs, 6u);
   std::string pidFile = Work / "merge.pid";
-  Background merging("timeout 60 " + strace + " sh -c " +
+  Background merging(NoLeakCheckUnderPtrace + "timeout 60 " + strace + " sh -c " +
                      quote("echo $$ > " + quote(pidFile) + "; exec " + merge(Work / "merged", shards)));
   // Wait (60 s at most) until the merge is copying: its staging holds a log.
   std::string staging;
@@ -355,7 +355,7 @@ TEST_F(HarvestJournalConsumers, SigtermMidMergeLeavesNothingAndARerunSucceeds) {
 TEST_F(HarvestJournalConsumers, EveryCopiedLogIsSyncedBeforeTheFinalRename) {
   auto shards = copyShards();
   std::string trace = Work / "strace.txt";
-  CommandResult r = run("timeout 120 strace -f -y -o " + quote(trace) +
+  CommandResult r = run(NoLeakCheckUnderPtrace + "timeout 120 strace -f -y -o " + quote(trace) +
                         " -e trace=fsync,fdatasync,syncfs,rename,renameat,renameat2 " + merge(Work / "merged", shards));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   std::vector<std::string> calls = lines(trace);

@@ -61,6 +61,25 @@ size_t processesMentioning(const std::string &needle);
 /// `parent`.
 std::vector<std::string> childCommandLines(int parent);
 
+/// Whether the tests (and so the tools) are built with AddressSanitizer.
+constexpr bool sanitizerBuild() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#else
+  return false;
+#endif
+#else
+  return false;
+#endif
+}
+
+/// Prefix for a command run under strace (or any ptrace): LeakSanitizer
+/// cannot work under ptrace and would fail the traced tool at exit.
+inline const std::string NoLeakCheckUnderPtrace = "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 ";
+
 /// Compiles C source text to an object with clang-22 and embedded bitcode.
 void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");
 
