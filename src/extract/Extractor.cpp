@@ -48,12 +48,15 @@ struct WorkItem {
   size_t Slot;
 };
 
-ModuleOutcome failure(ModuleOutcome outcome, const char *reason, std::string detail,
+// Takes the outcome by reference: callers build `detail` from the outcome
+// they pass, and a by-value parameter could be moved from first (argument
+// order is unspecified; clang's builds lost the input name that way).
+ModuleOutcome failure(ModuleOutcome &&outcome, const char *reason, std::string detail,
                       ModuleStatus status = ModuleStatus::Failed) {
   outcome.Status = status;
   outcome.Reason = reason;
   outcome.Detail = std::move(detail);
-  return outcome;
+  return std::move(outcome);
 }
 
 std::string modulePath(const ExtractOptions &options, const std::string &name, const char *suffix) {
