@@ -9,10 +9,13 @@
 # 300-600 small functions, 2000-4000 inlining decisions per module). For
 # each it times, one run each with the same parallelism (2):
 #   baseline:     opt-22 -passes='default<Oz>' + llc-22 -O2 -filetype=obj per module (xargs -P2)
-#   interactive:  harvest-logs --mode=interactive --policy=default --num_workers=2 (FIFO channel)
-#   plugin:       harvest-logs --mode=plugin --policy=default --num_workers=2 (in-process plugin)
-# and prints each one's ratio to the baseline, decisions per second and the
-# harvester's own peak RSS.
+#   interactive:  harvest-logs --mode=interactive --policy=default --num_workers=2 --compile_server=off (FIFO channel)
+#   plugin:       harvest-logs --mode=plugin --policy=default --num_workers=2 --compile_server=off (in-process plugin)
+#   plugin+server, interactive+server: the same with --compile_server=on
+#                 (opt and llc run in warm children of mlgo-compile-server)
+# and prints each one's ratio to the baseline, decisions per second, the
+# harvester's own peak RSS and the largest compile server's.
+# MLGO_BENCH_CXX_N sets the C++ corpus' size (default: N).
 # A regalloc row follows: N optimized modules with high register pressure,
 # plain llc-22 -O2 against harvest-logs --problem=regalloc-evict
 # --compiler=llc --policy=random:0.5 (stock llc sends no default eviction, so
@@ -115,8 +118,11 @@ timed() { # CMD...: prints the seconds CMD took
   echo "$t1 - $t0" | bc -l
 }
 row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
-  local decisions=- rate=- rss=-
+  local decisions=- rate=- rss=- server=-
   if [ -n "${6:-}" ]; then
+    local kb
+    kb=$(tr -d ' \n' < "$6/summary.json" | grep -o '"compile_server":{[^}]*' | grep -o '"peak_rss_kb":[0-9]*' | grep -o '[0-9]*$' || true)
+    [ -n "$kb" ] && [ "$kb" != 0 ] && server=$(printf '%.1f' "$(echo "$kb / 1024" | bc -l)")
     decisions=$(grep -o '"decisions": [0-9]*' "$6/summary.json" | grep -o '[0-9]*$')
     rss=$(printf '%.1f' "$(echo "$(grep -o '"harvester_peak_rss_kb": [0-9]*' "$6/summary.json" | grep -o '[0-9]*$') / 1024" | bc -l)")
     rate=$(printf '%.0f' "$(echo "$decisions / $4" | bc -l)")
@@ -124,8 +130,8 @@ row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
     ok=$(grep -c '"status":"ok"' "$6/harvest.jsonl" || true)
     [ "$ok" -eq "$2" ] || echo "bench: only $ok of $2 modules ok in $6" >&2
   fi
-  printf '%-14s %-6s %-12s %-10.2f %-7.3f %-10s %-12s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
-    "$decisions" "$rate" "$rss"
+  printf '%-14s %-6s %-18s %-10.2f %-7.3f %-10s %-12s %-17s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
+    "$decisions" "$rate" "$rss" "$server"
 }
 plain_inliner() { # DIR
   rm -rf "$1/plain" && mkdir -p "$1/plain"
@@ -144,34 +150,44 @@ plain_llc() { # DIR
 }
 
 echo "bench: $rounds rounds per row, interleaved; each figure is the median" >&2
-printf '%-14s %-6s %-12s %-10s %-7s %-10s %-12s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB
+printf '%-14s %-6s %-18s %-10s %-7s %-10s %-12s %-17s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB server_RSS_MB
 for n in "${sizes[@]}"; do
   for kind in c cxx; do
-    dir=$work/harvest_${kind}_$n
-    if [ $kind = c ]; then generate "$n" "$dir"; else generate_cxx "$n" "$dir"; fi
-    plain=() interactive=() plugin=()
+    m=$n
+    [ $kind = cxx ] && m=${MLGO_BENCH_CXX_N:-$n}
+    dir=$work/harvest_${kind}_$m
+    if [ $kind = c ]; then generate "$m" "$dir"; else generate_cxx "$m" "$dir"; fi
+    plain=() interactive=() plugin=() iserver=() pserver=()
     for ((r = 0; r < rounds; r++)); do
       plain+=("$(timed plain_inliner "$dir")")
-      interactive+=("$(timed harvest "$dir" interactive --mode=interactive)")
-      plugin+=("$(timed harvest "$dir" plugin --mode=plugin)")
+      interactive+=("$(timed harvest "$dir" interactive --mode=interactive --compile_server=off)")
+      plugin+=("$(timed harvest "$dir" plugin --mode=plugin --compile_server=off)")
+      iserver+=("$(timed harvest "$dir" interactive-server --mode=interactive --compile_server=on)")
+      pserver+=("$(timed harvest "$dir" plugin-server --mode=plugin --compile_server=on)")
     done
     base=$(median "${plain[@]}")
-    row "inliner/$kind" "$n" plain-opt+llc "$base" "$base"
-    row "inliner/$kind" "$n" interactive "$(median "${interactive[@]}")" "$base" "$dir/interactive"
-    row "inliner/$kind" "$n" plugin "$(median "${plugin[@]}")" "$base" "$dir/plugin"
-    for f in "$dir"/plugin/logs/*.log; do # the two modes' logs are the same bytes
-      cmp -s "$f" "$dir/interactive/logs/${f##*/}" || { echo "bench: ${f##*/} differs between the modes" >&2; exit 1; }
+    row "inliner/$kind" "$m" plain-opt+llc "$base" "$base"
+    row "inliner/$kind" "$m" interactive "$(median "${interactive[@]}")" "$base" "$dir/interactive"
+    row "inliner/$kind" "$m" interactive+server "$(median "${iserver[@]}")" "$base" "$dir/interactive-server"
+    row "inliner/$kind" "$m" plugin "$(median "${plugin[@]}")" "$base" "$dir/plugin"
+    row "inliner/$kind" "$m" plugin+server "$(median "${pserver[@]}")" "$base" "$dir/plugin-server"
+    for f in "$dir"/plugin/logs/*.log; do # every mode's logs are the same bytes
+      for other in interactive interactive-server plugin-server; do
+        cmp -s "$f" "$dir/$other/logs/${f##*/}" || { echo "bench: ${f##*/} differs in $other" >&2; exit 1; }
+      done
     done
   done
 
   dir=$work/regalloc_$n
   generate_regalloc "$n" "$dir"
-  plain=() evict=()
+  plain=() evict=() eserver=()
   for ((r = 0; r < rounds; r++)); do
     plain+=("$(timed plain_llc "$dir")")
-    evict+=("$(timed harvest "$dir" out --problem=regalloc-evict --compiler=llc --policy=random:0.5:1)")
+    evict+=("$(timed harvest "$dir" out --problem=regalloc-evict --compiler=llc --policy=random:0.5:1 --compile_server=off)")
+    eserver+=("$(timed harvest "$dir" server --problem=regalloc-evict --compiler=llc --policy=random:0.5:1 --compile_server=on)")
   done
   base=$(median "${plain[@]}")
   row regalloc "$n" plain-llc "$base" "$base"
   row regalloc "$n" interactive "$(median "${evict[@]}")" "$base" "$dir/out"
+  row regalloc "$n" interactive+server "$(median "${eserver[@]}")" "$base" "$dir/server"
 done

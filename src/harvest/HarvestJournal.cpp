@@ -242,6 +242,21 @@ llvm::Expected<std::optional<HarvestSummaryFile>> readHarvestSummary(llvm::Strin
       summary.Confined = std::move(c);
     }
   }
+  if (const Json *server = f.find("compile_server", false)) {
+    if (!server->is_object()) {
+      f.fail("field 'compile_server' is not an object");
+    } else {
+      HarvestSummaryFile::CompileServerUse use;
+      Fields sf(*server, path.str() + ": compile_server");
+      sf.boolean("used", use.Used);
+      sf.string("reason", use.Reason);
+      sf.count("peak_rss_kb", use.PeakRssKb);
+      sf.count("starts", use.Starts);
+      if (llvm::Error e = sf.error())
+        return std::move(e);
+      summary.CompileServer = std::move(use);
+    }
+  }
   if (const Json *merge = f.find("merge", false)) {
     summary.Merge = true;
     if (!merge->is_object())

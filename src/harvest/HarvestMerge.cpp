@@ -205,6 +205,31 @@ Json mergedConfinement(const std::vector<Shard> &shards) {
   return {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
 }
 
+// Used only if every shard used it (the first shard's reason, or the first
+// that did not, with its directory); the largest peak RSS, the starts added.
+Json mergedCompileServer(const std::vector<Shard> &shards) {
+  bool used = true;
+  std::string reason;
+  size_t rss = 0, starts = 0;
+  for (const Shard &shard : shards) {
+    if (!shard.Summary || !shard.Summary->CompileServer) {
+      if (used)
+        reason = shard.Dir + " records no compile_server";
+      used = false;
+      continue;
+    }
+    const HarvestSummaryFile::CompileServerUse &c = *shard.Summary->CompileServer;
+    if (used && !c.Used)
+      reason = shard.Dir + ": " + c.Reason;
+    else if (used && reason.empty())
+      reason = c.Reason;
+    used = used && c.Used;
+    rss = std::max(rss, c.PeakRssKb);
+    starts += c.Starts;
+  }
+  return {{"used", used}, {"reason", reason}, {"peak_rss_kb", rss}, {"starts", starts}};
+}
+
 Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vector<Shard> &shards, size_t planned,
                    const std::vector<const HarvestRecord *> &records, const MergeResult &result) {
   size_t ok = 0, failed = 0, timedOut = 0, decisions = 0, withoutLog = 0;
@@ -229,6 +254,7 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
       j[key] = settings[key];
   j["shard"] = "0/1";
   j["confinement"] = mergedConfinement(shards);
+  j["compile_server"] = mergedCompileServer(shards);
   j["interrupted"] = false;
   j["modules"] = {{"planned", planned},  {"ok", ok},          {"failed", failed},
                   {"timeout", timedOut}, {"skipped_done", 0}, {"without_log", withoutLog}};

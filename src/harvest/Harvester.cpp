@@ -82,7 +82,7 @@ public:
     return llvm::Error::success();
   }
 
-  ModuleRecord harvest(const PlannedModule &module, size_t index, Policy &policy) {
+  ModuleRecord harvest(const PlannedModule &module, size_t index, Policy &policy, CompileServerClient *server) {
     auto start = Clock::now();
     ModuleRecord record;
     record.Module = module.Name;
@@ -94,7 +94,7 @@ public:
       writeFailed(record, llvm::make_error<WriteError>(work, ec));
       return record;
     }
-    run(module, work, policy, record);
+    run(module, work, policy, server, record);
     record.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (Options.ExplicitTempsDir.empty())
       llvm::sys::fs::remove_directories(work);
@@ -190,20 +190,27 @@ private:
     return Options.TrustCorpusCommands ? llvm::Error::success() : screenCommandLine(args, source);
   }
 
-  CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName) const {
-    return {std::move(argv),
-            joinPath(work, stderrName),
-            deadline(),
-            Options.TimeoutSeconds,
-            work,
-            Options.CompilerWritableDirs};
+  CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName,
+                 CompileServerClient *server) const {
+    CompileJob job{std::move(argv),
+                   joinPath(work, stderrName),
+                   deadline(),
+                   Options.TimeoutSeconds,
+                   work,
+                   Options.CompilerWritableDirs};
+    // The server runs the very tools the exec path would (CompileServerChoice.h).
+    if (server && Options.UseCompileServer) {
+      job.Server = server;
+      job.Tool = job.Argv[0] == Options.Compiler.Opt ? "opt" : job.Argv[0] == Options.Compiler.Llc ? "llc" : "";
+    }
+    return job;
   }
 
   // Compiles with `advisor`; leaves the object in commands.Native.
   void compile(const ModuleInputs &in, const AdvisorSetup &advisor, const std::string &work, Policy *policy,
-               llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
+               CompileServerClient *server, llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
     commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
-    CompileJob compileJob = job(commands.Compile, work, "compile.stderr");
+    CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server);
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
                                  ? runInteractive(compileJob, advisor.ChannelBase, Options.Decisions, *policy, *log)
                                  : runCompile(compileJob);
@@ -214,14 +221,15 @@ private:
     setOutcome(record, outcome);
     if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen)
       return;
-    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr"));
+    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server));
     if (codegen.Result != CompileOutcome::Status::Ok) {
       setOutcome(record, codegen);
       record.Reason = codegen.Reason == "compiler_failed" ? "codegen_failed" : codegen.Reason;
     }
   }
 
-  void run(const PlannedModule &module, const std::string &work, Policy &policy, ModuleRecord &record) {
+  void run(const PlannedModule &module, const std::string &work, Policy &policy, CompileServerClient *server,
+           ModuleRecord &record) {
     auto in = inputs(module.Name);
     if (!in) {
       llvm::Error error = in.takeError();
@@ -252,7 +260,7 @@ private:
         writeFailed(record, std::move(e));
         return;
       }
-      compile(*in, advisor, work, &policy, &log, record, commands);
+      compile(*in, advisor, work, &policy, server, &log, record, commands);
       // A full disk or a file size limit costs this module, not the run.
       if (llvm::Error e = log.finish()) {
         if (record.Status == "interrupted")
@@ -312,7 +320,7 @@ private:
     if (!hasLog)
       return;
     if (sizeRewarded()) {
-      std::optional<uint64_t> baseline = defaultSize(module.Name, *in, work, record);
+      std::optional<uint64_t> baseline = defaultSize(module.Name, *in, work, server, record);
       if (!baseline)
         return;
       record.DefaultSize = *baseline;
@@ -357,7 +365,7 @@ private:
 
   // The ordinary inliner's native size, computed once per module and cached.
   std::optional<uint64_t> defaultSize(const std::string &module, const ModuleInputs &in, const std::string &work,
-                                      ModuleRecord &record) {
+                                      CompileServerClient *server, ModuleRecord &record) {
     {
       std::lock_guard<std::mutex> lock(SizesMutex);
       if (auto it = DefaultSizes.find(module); it != DefaultSizes.end())
@@ -369,7 +377,7 @@ private:
     none.Enabled = false; // the ordinary inliner
     ModuleRecord baseline;
     ModuleCommands commands;
-    compile(in, none, baselineWork, nullptr, nullptr, baseline, commands);
+    compile(in, none, baselineWork, nullptr, server, nullptr, baseline, commands);
     if (baseline.Status == "interrupted") {
       record.Status = "interrupted"; // not the module's failure: redone on resume
       return std::nullopt;
@@ -472,6 +480,10 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["confinement"] = {{"active", Confinement.Abi > 0},
                       {"landlock_abi", Confinement.Abi},
                       {"warning", Confinement.Abi > 0 ? "" : "compiles were not confined: " + Confinement.Problem}};
+  j["compile_server"] = {{"used", o.UseCompileServer},
+                         {"reason", o.CompileServerReason},
+                         {"peak_rss_kb", CompileServerPeakRssKb},
+                         {"starts", CompileServerStarts}};
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -577,6 +589,17 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     policies[slot] = std::move(*made);
   }
 
+  // One compile server per worker slot, started at its first compile.
+  std::vector<std::unique_ptr<CompileServerClient>> servers(workers + 1);
+  if (options.UseCompileServer)
+    for (size_t slot = 0; slot < servers.size(); ++slot)
+      servers[slot] = std::make_unique<CompileServerClient>(CompileServerSettings{
+          options.CompileServerPath,
+          options.Mode == AdvisorMode::Plugin ? std::vector<std::string>{options.PluginPath}
+                                              : std::vector<std::string>{},
+          options.Mode == AdvisorMode::Plugin ? pluginPolicy(options.Policy) : "",
+          joinPath(joinPath(options.OutputDir, ".mlgo-harvest"), "compile-server." + std::to_string(slot) + ".stderr")});
+
   Progress progress("modules", todo.size(), options.ProgressInterval);
   std::mutex resultsMutex;
   auto start = Clock::now();
@@ -586,9 +609,10 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         if (interruptRequested() || harvest.stopped())
           return;
         int slot = tbb::this_task_arena::current_thread_index();
-        Policy &policy = *policies[slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers];
+        size_t at = slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers;
+        Policy &policy = *policies[at];
         size_t i = todo[k];
-        ModuleRecord record = harvest.harvest((*plan)[i], i, policy);
+        ModuleRecord record = harvest.harvest((*plan)[i], i, policy, servers[at].get());
         if (record.Status == "interrupted") {
           // Not recorded: redone on resume. A log already moved into place
           // (the signal came during the reward's compile) goes too, so that
@@ -611,6 +635,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           std::lock_guard<std::mutex> lock(resultsMutex);
           summary.Decisions += record.Decisions;
         }
+        reapOrphans(); // what our children left behind, adopted as their subreaper
         progress.count(record.Decisions, "decisions");
         progress.advance(record.Status == "ok");
       }
@@ -618,6 +643,12 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   });
   progress.finish();
   policies.clear();
+  for (const auto &server : servers)
+    if (server) {
+      summary.CompileServerPeakRssKb = std::max(summary.CompileServerPeakRssKb, server->peakRssKb());
+      summary.CompileServerStarts += server->starts();
+    }
+  servers.clear();
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (llvm::Error e = journal.close())
     harvest.stop(llvm::toString(std::move(e)));

@@ -133,13 +133,26 @@ static SpawnOptions compileSpawnOptions(const CompileJob &job) {
   return options;
 }
 
+// Exec'd, or forked warm by the compile server.
+static llvm::Expected<ChildProcess> startCompile(const CompileJob &job) {
+  if (job.Server && !job.Tool.empty())
+    return job.Server->spawn(job.Tool, compileSpawnOptions(job));
+  return ChildProcess::spawn(compileSpawnOptions(job));
+}
+
+// A compile that could not start: spawn_failed, or compile_server_failed
+// when the server itself failed (not the compile's doing).
+static void notStarted(CompileOutcome &outcome, llvm::Error error) {
+  outcome.Result = CompileOutcome::Status::Failed;
+  outcome.Reason = error.isA<CompileServerError>() ? "compile_server_failed" : "spawn_failed";
+  outcome.Detail = llvm::toString(std::move(error));
+}
+
 CompileOutcome runCompile(const CompileJob &job) {
-  auto child = ChildProcess::spawn(compileSpawnOptions(job));
+  auto child = startCompile(job);
   if (!child) {
     CompileOutcome outcome;
-    outcome.Result = CompileOutcome::Status::Failed;
-    outcome.Reason = "spawn_failed";
-    outcome.Detail = llvm::toString(child.takeError());
+    notStarted(outcome, child.takeError());
     return outcome;
   }
   Watch watchdog(*child, job.Until);
@@ -162,9 +175,9 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
       return outcome;
     }
   }
-  auto child = ChildProcess::spawn(compileSpawnOptions(job));
+  auto child = startCompile(job);
   if (!child) {
-    fail("spawn_failed", llvm::toString(child.takeError()));
+    notStarted(outcome, child.takeError());
     return outcome;
   }
   Watch watchdog(*child, job.Until);

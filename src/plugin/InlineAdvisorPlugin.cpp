@@ -58,6 +58,12 @@ cl::opt<std::string> ModuleOption("mlgo-inliner-module", cl::cat(Category),
 cl::opt<bool> InertOption("mlgo-inliner-off", cl::init(false), cl::cat(Category),
                           cl::desc("Load without replacing the inline advisor (the ordinary inliner runs)."));
 
+// A policy made by a host that forks its compiles (mlgo-compile-server)
+// before the first fork, through mlgoInlinerPreparePolicy: every child takes
+// its own copy instead of loading it again (a TFLite model, once).
+std::string PreparedSpec;
+std::unique_ptr<mlgo::InProcessPolicy> Prepared;
+
 // An option, else its environment variable, else `fallback`.
 std::string setting(const cl::opt<std::string> &option, const char *variable, const std::string &fallback) {
   if (option.getNumOccurrences())
@@ -107,10 +113,14 @@ public:
     }
     Features = std::move(features);
     std::string spec = setting(PolicyOption, "MLGO_INLINER_POLICY", "default");
-    auto policy = mlgo::makeInProcessPolicy(spec);
-    if (!policy)
-      fatal("-mlgo-inliner-policy=" + spec + ": " + toString(policy.takeError()));
-    Policy = std::move(*policy);
+    if (Prepared && spec == PreparedSpec) {
+      Policy = std::move(Prepared); // made once, before this process was forked
+    } else {
+      auto policy = mlgo::makeInProcessPolicy(spec);
+      if (!policy)
+        fatal("-mlgo-inliner-policy=" + spec + ": " + toString(policy.takeError()));
+      Policy = std::move(*policy);
+    }
     std::string module = setting(ModuleOption, "MLGO_INLINER_MODULE", M.getModuleIdentifier());
     if (Error e = Policy->beginModule(module, Features))
       fatal("policy " + spec + ": " + toString(std::move(e)));
@@ -290,6 +300,20 @@ void registerCallbacks(PassBuilder &PB) {
 }
 
 } // namespace
+
+// Makes the policy for SPEC now (see Prepared). Returns "" or why not; the
+// compile then makes it itself and fails as it would have.
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT const char *mlgoInlinerPreparePolicy(const char *spec) {
+  static std::string error;
+  auto policy = mlgo::makeInProcessPolicy(spec);
+  if (!policy) {
+    error = toString(policy.takeError());
+    return error.c_str();
+  }
+  Prepared = std::move(*policy);
+  PreparedSpec = spec;
+  return "";
+}
 
 extern "C" LLVM_ATTRIBUTE_WEAK LLVM_ATTRIBUTE_VISIBILITY_DEFAULT PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "MLGOInlineAdvisor", LLVM_VERSION_STRING, registerCallbacks};

@@ -1,6 +1,7 @@
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/Landlock.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -11,6 +12,8 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <set>
 #include <mutex>
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -79,17 +82,46 @@ private:
 
 void onSpawnerThread(llvm::function_ref<void()> work) { SpawnerThread::get().run(work); }
 
-// The step at which a child failed before running its program.
-enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Confine, Exec };
+// The children some ChildProcess owns (until it reaps them); the rest are
+// orphans for reapOrphans(). Recursive: adopt() runs under a ChildRegistryHold.
+std::recursive_mutex &registryMutex() {
+  static auto *m = new std::recursive_mutex();
+  return *m;
+}
+std::set<pid_t> &ownedChildren() {
+  static auto *owned = new std::set<pid_t>();
+  return *owned;
+}
+void own(pid_t pid) {
+  std::lock_guard<std::recursive_mutex> lock(registryMutex());
+  ownedChildren().insert(pid);
+}
+void disown(pid_t pid) {
+  std::lock_guard<std::recursive_mutex> lock(registryMutex());
+  ownedChildren().erase(pid);
+}
+
 struct SpawnFailure {
   SpawnStep Step;
   int Errno;
 };
 
-llvm::Error spawnError(const SpawnOptions &options, const SpawnFailure &failure) {
-  const char *program = options.Argv[0].c_str();
+ExitStatus decode(int status) {
+  ExitStatus s;
+  if (WIFEXITED(status)) {
+    s.Exited = true;
+    s.Code = WEXITSTATUS(status);
+  } else {
+    s.Code = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+  }
+  return s;
+}
+} // namespace
+
+llvm::Error spawnStepError(const SpawnOptions &options, SpawnStep step, int error) {
+  const char *program = options.Argv.empty() ? "" : options.Argv[0].c_str();
   std::string what;
-  switch (failure.Step) {
+  switch (step) {
   case SpawnStep::OpenStdin:
     what = "cannot open /dev/null as the standard input";
     break;
@@ -111,22 +143,13 @@ llvm::Error spawnError(const SpawnOptions &options, const SpawnFailure &failure)
   case SpawnStep::Exec:
     what = "cannot execute";
     break;
+  case SpawnStep::Adopt:
+    what = "the compile server's child was not adopted by the harvester";
+    break;
   }
-  return llvm::createStringError(std::error_code(failure.Errno, std::generic_category()), "cannot run %s: %s: %s",
-                                 program, what.c_str(), std::strerror(failure.Errno));
+  return llvm::createStringError(std::error_code(error, std::generic_category()), "cannot run %s: %s: %s", program,
+                                 what.c_str(), std::strerror(error));
 }
-
-ExitStatus decode(int status) {
-  ExitStatus s;
-  if (WIFEXITED(status)) {
-    s.Exited = true;
-    s.Code = WEXITSTATUS(status);
-  } else {
-    s.Code = WIFSIGNALED(status) ? WTERMSIG(status) : -1;
-  }
-  return s;
-}
-} // namespace
 
 std::string ExitStatus::describe() const {
   if (Exited)
@@ -189,6 +212,8 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // signal to its default before it unblocks them.
   pid_t pid = -1;
   int forkErrno = 0;
+  // Owned before reapOrphans() could see it exit.
+  std::lock_guard<std::recursive_mutex> registered(registryMutex());
   onSpawnerThread([&] {
     pid_t forked = ::vfork();
     if (forked != 0) { // the parent, once the child has exec'ed or exited
@@ -277,16 +302,25 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   if (got > 0) {
     int status;
     ::waitpid(pid, &status, 0);
+    disown(pid);
     if (inPipe[1] >= 0)
       ::close(inPipe[1]);
     if (outPipe[0] >= 0)
       ::close(outPipe[0]);
-    return spawnError(options, failure);
+    return spawnStepError(options, failure.Step, failure.Errno);
   }
+  own(pid);
   ChildProcess child;
   child.Pid = pid;
   child.StdinFd = inPipe[1];
   child.StdoutFd = outPipe[0];
+  return child;
+}
+
+ChildProcess ChildProcess::adopt(pid_t pid) {
+  own(pid);
+  ChildProcess child;
+  child.Pid = pid;
   return child;
 }
 
@@ -321,8 +355,10 @@ std::optional<ExitStatus> ChildProcess::poll() {
     return Status;
   int status;
   pid_t r = ::waitpid(Pid, &status, WNOHANG);
-  if (r == Pid)
+  if (r == Pid) {
     Status = decode(status);
+    disown(Pid);
+  }
   return Status;
 }
 
@@ -333,6 +369,7 @@ ExitStatus ChildProcess::wait() {
   while (::waitpid(Pid, &status, 0) < 0 && errno == EINTR) {
   }
   Status = decode(status);
+  disown(Pid);
   return *Status;
 }
 
@@ -353,6 +390,23 @@ void ChildProcess::killGroup() {
     ::kill(Pid, SIGKILL);
   }
 }
+
+void reapOrphans() {
+  std::lock_guard<std::recursive_mutex> lock(registryMutex());
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator task("/proc/self/task", ec), end; task != end && !ec; task.increment(ec)) {
+    std::ifstream children(task->path() + "/children");
+    pid_t pid;
+    while (children >> pid)
+      if (!ownedChildren().count(pid)) {
+        int status;
+        ::waitpid(pid, &status, WNOHANG);
+      }
+  }
+}
+
+ChildRegistryHold::ChildRegistryHold() { registryMutex().lock(); }
+ChildRegistryHold::~ChildRegistryHold() { registryMutex().unlock(); }
 
 std::string fileTail(llvm::StringRef path, size_t bytes) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);

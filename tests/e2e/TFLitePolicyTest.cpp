@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace mlgo;
@@ -651,36 +652,52 @@ TEST_F(TFLitePolicy, PluginChecksTheDecisionOutputAsTheInteractiveHostDoes) {
 }
 
 // In plugin mode the compiler loads the model; the harvester does not (it
-// once loaded one unused copy per worker, and one more). Every open of
-// model.tflite comes from a process that has become a compiler.
+// once loaded one unused copy per worker, and one more). Exec'd, every open
+// of model.tflite comes from a process that has become opt; with the compile
+// server, from the server itself before it forks (once per server, whatever
+// the number of modules), never from its per-module children.
 TEST_F(TFLitePolicy, InPluginModeOnlyTheCompilerLoadsTheModel) {
   if (run("strace -f -qq -e trace=execve -o /dev/null true").ExitCode != 0)
     GTEST_SKIP() << "strace cannot trace here";
   std::string m = model("constant1");
-  std::string trace = Work / "trace";
-  CommandResult r =
-      run(NoLeakCheckUnderPtrace + bounded("strace -f -qq -e trace=execve,openat -o " + quote(trace) + " " +
-                                           harvest(dir("corpus"), Work / "out",
-                                                   "--mode=plugin "
-                                                   "--policy=tflite:" +
-                                                       m)));
-  ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  std::map<std::string, std::string> program; // pid -> what it last exec'd
-  size_t compilerOpens = 0;
-  std::istringstream lines(readFile(trace));
-  for (std::string line; std::getline(lines, line);) {
-    std::string pid = line.substr(0, line.find(' '));
-    if (size_t at = line.find("execve(\""); at != std::string::npos) {
-      size_t begin = at + 8;
-      program[pid] = line.substr(begin, line.find('"', begin) - begin);
-    } else if (line.find("/model.tflite\"") != std::string::npos) {
-      const std::string &exe = program[pid];
-      EXPECT_TRUE(exe.find("opt") != std::string::npos || exe.find("clang") != std::string::npos)
-          << "process " << pid << " (" << (exe.empty() ? "a harvester thread" : exe) << ") opened the model: " << line;
-      compilerOpens += exe.find("opt") != std::string::npos;
+  for (const std::string server : {"off", "on"}) {
+    std::string trace = Work / ("trace-" + server);
+    CommandResult r = run(NoLeakCheckUnderPtrace +
+                          bounded("strace -f -qq -e trace=execve,openat,clone,clone3,fork,vfork -o " + quote(trace) +
+                                  " " +
+                                  harvest(dir("corpus"), Work / ("out-" + server),
+                                          "--mode=plugin --compile_server=" + server + " --policy=tflite:" + m)));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    std::map<std::string, std::string> program; // pid -> what it last exec'd (forks inherit it)
+    std::set<std::string> forked;                // pids that have not exec'd since their fork
+    size_t opens = 0;
+    std::istringstream lines(readFile(trace));
+    for (std::string line; std::getline(lines, line);) {
+      std::string pid = line.substr(0, line.find(' '));
+      size_t result = line.rfind(") = ");
+      bool forks = line.find("clone") != std::string::npos || line.find("fork") != std::string::npos;
+      if (forks && result != std::string::npos && std::isdigit(static_cast<unsigned char>(line[result + 4]))) {
+        std::string child = line.substr(result + 4, line.find_first_not_of("0123456789", result + 4) - result - 4);
+        program[child] = program[pid];
+        forked.insert(child);
+      } else if (size_t at = line.find("execve(\""); at != std::string::npos) {
+        size_t begin = at + 8;
+        program[pid] = line.substr(begin, line.find('"', begin) - begin);
+        forked.erase(pid);
+      } else if (line.find("/model.tflite\"") != std::string::npos) {
+        const std::string &exe = program[pid];
+        bool expected = server == "off" ? exe.find("opt") != std::string::npos
+                                        : exe.find("mlgo-compile-server") != std::string::npos && !forked.count(pid);
+        EXPECT_TRUE(expected) << server << ": process " << pid << " (" << (exe.empty() ? "unknown" : exe)
+                              << (forked.count(pid) ? ", forked" : "") << ") opened the model: " << line;
+        opens += expected;
+      }
     }
+    EXPECT_GE(opens, server == "off" ? 2u : 1u) << server << ": the compiles load the model";
+    if (server == "on")
+      EXPECT_LE(opens, harvestSummary(Work / "out-on")["compile_server"]["starts"].get<size_t>())
+          << "the model is loaded once per server";
   }
-  EXPECT_GE(compilerOpens, 2u) << "each module's compiler loads the model";
 }
 
 } // namespace

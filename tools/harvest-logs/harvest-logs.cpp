@@ -1,6 +1,7 @@
 // harvest-logs: training logs for every module of a corpus, from the ML
 // inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
 // (development mode).
+#include "mlgo/harvest/CompileServerChoice.h"
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/PluginMode.h"
@@ -58,6 +59,17 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   std::string pluginPath = defaultInlinerPluginPath();
   app.add_option("--plugin_path", pluginPath, "The inliner plugin for --mode=plugin/auto.")->capture_default_str();
+  std::string compileServer = "auto";
+  app.add_option("--compile_server", compileServer,
+                 "on: run opt and llc in warm children of mlgo-compile-server (LLVM's start-up paid once per worker, "
+                 "outputs byte-identical to the exec'd tools). off: exec opt and llc per module. auto: on when the opt "
+                 "and llc this run would exec are the LLVM harvest-logs is built with and the server starts; clang "
+                 "is always exec'd. summary.json's compile_server says which and why.")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  o.CompileServerPath = defaultCompileServerPath();
+  app.add_option("--compile_server_path", o.CompileServerPath, "The mlgo-compile-server for --compile_server.")
+      ->capture_default_str();
   app.add_option("--policy", policy,
                  "default: the compiler's own decisions (NoInference). random:P[:SEED]: inline with probability P. "
                  "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
@@ -203,6 +215,16 @@ int main(int argc, char **argv) {
     log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
     return 1;
   }
+
+  CompileServerRequest serverRequest{compileServer, o.Compiler, o.CompileServerPath};
+  auto server = chooseCompileServer(serverRequest);
+  if (!server) {
+    log::error(llvm::toString(server.takeError()));
+    return 1;
+  }
+  o.UseCompileServer = server->Use;
+  o.CompileServerReason = server->Reason;
+  log::info(std::string(server->Use ? "compile server: on (" : "compile server: off (") + server->Reason + ")");
 
   auto summary = runHarvest(o);
   if (!summary) {

@@ -72,6 +72,13 @@ struct HarvestSummaryFile {
     std::string Warning;
   };
   std::optional<Confinement> Confined;
+  /// Whether the run's opt and llc ran in mlgo-compile-server (absent: unknown).
+  struct CompileServerUse {
+    bool Used = false;
+    std::string Reason;
+    size_t PeakRssKb = 0, Starts = 0;
+  };
+  std::optional<CompileServerUse> CompileServer;
 };
 
 /// Reads and validates summary.json; nullopt when the file does not exist.

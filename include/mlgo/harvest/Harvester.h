@@ -3,6 +3,7 @@
 // a journal (resume), a summary and optionally the TFRecord dataset.
 #pragma once
 
+#include "mlgo/harvest/CompileServerClient.h"
 #include "mlgo/harvest/CompilerDriver.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/harvest/Policy.h"
@@ -37,6 +38,11 @@ struct HarvestOptions {
   /// Directories the compiles may write besides their work directory (a
   /// compiler wrapper's cache or log): --compiler_writable_dir.
   std::vector<std::string> CompilerWritableDirs;
+  /// Run opt and llc in mlgo-compile-server's warm children instead of
+  /// exec'ing them (--compile_server; CompileServerChoice.h decides).
+  bool UseCompileServer = false;
+  std::string CompileServerReason; // why (summary.json)
+  std::string CompileServerPath;
 };
 
 struct HarvestSummary {
@@ -50,6 +56,9 @@ struct HarvestSummary {
   std::optional<std::string> Stopped;
   /// Whether the compiles ran confined by Landlock (docs/security.md).
   LandlockSupport Confinement;
+  /// The compile servers' largest peak RSS and how often one was started.
+  long CompileServerPeakRssKb = 0;
+  unsigned CompileServerStarts = 0;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 

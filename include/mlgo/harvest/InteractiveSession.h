@@ -4,6 +4,7 @@
 // query through the policy, and writes the development-mode-compatible log.
 #pragma once
 
+#include "mlgo/harvest/CompileServerClient.h"
 #include "mlgo/harvest/Policy.h"
 #include "mlgo/support/ChildProcess.h"
 
@@ -33,6 +34,9 @@ struct CompileJob {
   double TimeoutSeconds = 0; // for messages
   std::string WorkDir;       // the only place the compile may write (Landlock); "" = unconfined
   std::vector<std::string> AlsoWritable; // --compiler_writable_dir
+  /// Run by this compile server as `Tool` ("opt", "llc") instead of exec'd.
+  CompileServerClient *Server = nullptr;
+  std::string Tool;
 };
 
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are

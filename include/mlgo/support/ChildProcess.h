@@ -33,6 +33,13 @@ struct SpawnOptions {
   std::vector<std::string> AlsoWritable; // with ConfineWritesTo: more directories the user allows
 };
 
+/// The step at which a child failed before running its program (shared
+/// with mlgo-compile-server, whose children report the same steps).
+enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Confine, Exec, Adopt };
+
+/// "cannot run PROGRAM: WHAT: STRERROR" for a child that failed at `step`.
+llvm::Error spawnStepError(const SpawnOptions &options, SpawnStep step, int error);
+
 class ChildProcess {
 public:
   /// Starts the child in a new process group with every signal unblocked,
@@ -41,6 +48,9 @@ public:
   /// group while it starts is not passed on to it. The child is killed if
   /// this process dies. A command that cannot be run is an Error.
   static llvm::Expected<ChildProcess> spawn(const SpawnOptions &options);
+  /// Takes charge of `pid`, a child of this process started by someone else
+  /// (a compile server's child, adopted as its subreaper).
+  static ChildProcess adopt(pid_t pid);
   ChildProcess() = default;
   ChildProcess(ChildProcess &&other) noexcept;
   ChildProcess &operator=(ChildProcess &&other) noexcept;
@@ -66,6 +76,21 @@ private:
   pid_t Pid = -1;
   int StdinFd = -1, StdoutFd = -1;
   std::optional<ExitStatus> Status;
+};
+
+/// Reaps exited children of this process that no ChildProcess owns: the
+/// orphans of our children (a policy's subprocess, a killed compiler's),
+/// which become ours once we are a child subreaper (CompileServerClient.h).
+void reapOrphans();
+
+/// While held, reapOrphans() reaps nothing: held by whoever makes a child
+/// appear outside ChildProcess::spawn until ChildProcess::adopt owns it.
+class ChildRegistryHold {
+public:
+  ChildRegistryHold();
+  ~ChildRegistryHold();
+  ChildRegistryHold(const ChildRegistryHold &) = delete;
+  ChildRegistryHold &operator=(const ChildRegistryHold &) = delete;
 };
 
 /// The last `bytes` of a file (for stderr tails in reports).

@@ -1,0 +1,35 @@
+// mlgo-compile-server's side of the protocol (CompileServerProtocol.h): a
+// single-threaded process that has paid LLVM's start-up once (libraries
+// relocated, static constructors run, targets and passes initialised, the
+// inliner plugin loaded) and forks one child per compile, which runs the
+// tool's own entry point in-process on the exec path's argv.
+//
+// The child must be the harvester's child, so that the harvester reaps it,
+// times it out and kills its process group exactly as an exec'd compiler:
+// the server forks an intermediate that forks the child and exits, and the
+// harvester, a child subreaper (PR_SET_CHILD_SUBREAPER), adopts it. A
+// server that dies therefore loses no compile already started.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlgo::server {
+
+/// A tool's in-process entry: argv as the tool's main gets it; returns the
+/// exit code.
+using ToolEntry = int (*)(int argc, char **argv);
+
+/// The entry for "opt", "llc" or "clang"; nullptr when this server has none.
+ToolEntry toolEntry(const std::string &tool);
+
+/// Start-up work done once, before the first fork: targets, passes, the
+/// libraries in `preload` (dlopen'ed for good) and, when `inlinerPolicy` is
+/// set, the inliner plugin's policy for that spec (a TFLite model loaded once).
+void warmUp(const std::vector<std::string> &preload, const std::string &inlinerPolicy);
+
+/// Greets on `out`, then serves requests from `in` until end of file.
+/// Returns the process exit code.
+int serve(int in, int out);
+
+} // namespace mlgo::server

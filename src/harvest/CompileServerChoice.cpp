@@ -1,0 +1,112 @@
+#include "mlgo/harvest/CompileServerChoice.h"
+
+#include "mlgo/harvest/CompileServerClient.h"
+#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+
+#ifndef MLGO_LLVM_TOOLS_DIR
+#error "MLGO_LLVM_TOOLS_DIR: the bin directory of the LLVM we link (set by src/CMakeLists.txt)"
+#endif
+
+namespace mlgo {
+namespace {
+
+// The file a program name runs (PATH lookup, symlinks resolved).
+std::string resolvedProgram(const std::string &program) {
+  std::string path = program;
+  if (program.find('/') == std::string::npos) {
+    auto found = llvm::sys::findProgramByName(program);
+    if (!found)
+      return "";
+    path = *found;
+  }
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(path, real))
+    return "";
+  return real.str().str();
+}
+
+// Why `program` cannot be replaced by the server's `tool`, or "".
+std::string notOurs(const std::string &flag, const std::string &program, const char *tool) {
+  std::string ours = resolvedProgram(joinPath(MLGO_LLVM_TOOLS_DIR, tool));
+  std::string theirs = resolvedProgram(program);
+  if (theirs.empty())
+    return "--" + flag + "=" + program + " is not found";
+  if (theirs != ours)
+    return "--" + flag + "=" + program + " runs " + theirs + ", not the LLVM " LLVM_VERSION_STRING
+           " the compile server is built with (" + (ours.empty() ? joinPath(MLGO_LLVM_TOOLS_DIR, tool) : ours) + ")";
+  return "";
+}
+
+} // namespace
+
+bool isLlcOnlyOption(llvm::StringRef arg) {
+  if (!arg.consume_front("-"))
+    return false;
+  arg.consume_front("-");
+  llvm::StringRef name = arg.split('=').first;
+  static const char *const LlcOnly[] = {"x",
+                                        "M",
+                                        "split-dwarf-output",
+                                        "split-dwarf-file",
+                                        "time-compilations",
+                                        "binutils-version",
+                                        "preserve-as-comments",
+                                        "show-mc-encoding",
+                                        "dwarf-directory",
+                                        "asm-verbose",
+                                        "compile-twice",
+                                        "I",
+                                        "enable-new-pm",
+                                        "passes",
+                                        "p",
+                                        "run-pass",
+                                        "try-experimental-debuginfo-iterators",
+                                        "verify-each",
+                                        "time-trace",
+                                        "time-trace-granularity",
+                                        "time-trace-file"};
+  for (const char *option : LlcOnly)
+    if (name == option)
+      return true;
+  // -I<dir> and -M<option> are prefix forms (no other LLVM option starts with a capital I or M).
+  return arg.starts_with("I") || arg.starts_with("M");
+}
+
+std::string defaultCompileServerPath() { return joinPath(dirName(defaultInlinerPluginPath()), "mlgo-compile-server"); }
+
+llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerRequest &request) {
+  if (request.Setting == "off")
+    return CompileServerDecision{false, "--compile_server=off"};
+  auto refuse = [&](std::string why) -> llvm::Expected<CompileServerDecision> {
+    if (request.Setting == "on")
+      return llvm::createStringError("--compile_server=on: %s", why.c_str());
+    return CompileServerDecision{false, "not using the compile server: " + why};
+  };
+  const CompilerSettings &c = request.Compiler;
+  if (c.Kind == CompilerKind::Clang)
+    return refuse("it runs opt and llc, and this run compiles with clang (exec'd)");
+  if (c.Kind == CompilerKind::Opt)
+    if (std::string why = notOurs("opt_path", c.Opt, "opt"); !why.empty())
+      return refuse(why);
+  if (std::string why = notOurs("llc_path", c.Llc, "llc"); !why.empty())
+    return refuse(why);
+  std::vector<std::string> llcArgs = c.LlcFlags;
+  if (c.Kind == CompilerKind::Llc)
+    llcArgs.insert(llcArgs.end(), c.ExtraFlags.begin(), c.ExtraFlags.end());
+  for (const std::string &arg : llcArgs)
+    if (isLlcOnlyOption(arg))
+      return refuse("its llc does not take llc's own option " + arg + " (docs/compile-server.md)");
+  CompileServerClient probe({request.ServerPath, {}, "", request.ProbeStderrPath});
+  if (llvm::Error e = probe.start())
+    return refuse(llvm::toString(std::move(e)));
+  return CompileServerDecision{true, request.Setting == "on" ? "--compile_server=on"
+                                                             : "opt and llc are the LLVM " LLVM_VERSION_STRING
+                                                               " the compile server is built with"};
+}
+
+} // namespace mlgo

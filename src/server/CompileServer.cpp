@@ -1,0 +1,214 @@
+#include "mlgo/server/CompileServer.h"
+#include "mlgo/server/CompileServerProtocol.h"
+#include "mlgo/support/ChildProcess.h" // SpawnStep
+#include "mlgo/support/Landlock.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Error.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <optional>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mlgo::server {
+namespace {
+
+struct SetupFailure {
+  int Step;
+  int Errno;
+};
+
+// In the compile child, before the tool runs: what an exec'd compiler gets
+// from ChildProcess::spawn (own process group, default signals, redirected
+// streams, work directory, Landlock, TMPDIR). Reports {step, errno} on
+// `report` and exits 127 on failure; closes `report` on success.
+void setUpChild(const CompileRequest &request, int rulesetFd, int report, pid_t intermediate, pid_t harvester) {
+  ::setpgid(0, 0); // its own group: a timeout kills everything it started
+  pid_t self = ::getpid();
+  auto fail = [&](SpawnStep step) {
+    SetupFailure failure{static_cast<int>(step), errno};
+    [[maybe_unused]] ssize_t n = ::write(report, &failure, sizeof(failure));
+    ::_exit(127);
+  };
+  if (::write(report, &self, sizeof(self)) != sizeof(self))
+    ::_exit(127);
+  // Adopted by the harvester (a subreaper) once the intermediate exits;
+  // from then on it dies with the harvester, as an exec'd compiler does.
+  while (::getppid() == intermediate)
+    ::sched_yield();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != harvester) {
+    errno = ESRCH; // the harvester is gone, or is not a subreaper
+    fail(SpawnStep::Adopt);
+  }
+  struct sigaction byDefault {};
+  byDefault.sa_handler = SIG_DFL;
+  sigemptyset(&byDefault.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig)
+    ::sigaction(sig, &byDefault, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  int in = ::open("/dev/null", O_RDONLY);
+  if (in < 0)
+    fail(SpawnStep::OpenStdin);
+  int out = ::open(request.StdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0)
+    fail(SpawnStep::OpenStdout);
+  int err = ::open(request.StderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (err < 0)
+    fail(SpawnStep::OpenStderr);
+  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)
+    fail(SpawnStep::Redirect);
+  if (!request.WorkingDirectory.empty() && ::chdir(request.WorkingDirectory.c_str()) != 0)
+    fail(SpawnStep::ChangeDirectory);
+  if (rulesetFd >= 0)
+    if (int e = applyWriteConfinement(rulesetFd)) {
+      errno = e;
+      fail(SpawnStep::Confine);
+    }
+  if (!request.ConfineWritesTo.empty())
+    ::setenv("TMPDIR", request.ConfineWritesTo.c_str(), 1);
+  // Nothing of the server's reaches the tool: not its pipes, not the ruleset.
+  for (int fd = 3; fd < 1024; ++fd)
+    if (fd != report)
+      ::close(fd);
+  ::close(report);
+}
+
+// Test seam (docs/compile-server.md): MLGO_COMPILE_SERVER_FAULT=abort:TEXT
+// or hang:TEXT makes a child whose argv mentions TEXT abort or hang where
+// the tool would run, so that tests can crash one module of a real run.
+struct Fault {
+  std::string Kind, Text;
+};
+std::optional<Fault> injectedFault() {
+  const char *spec = std::getenv("MLGO_COMPILE_SERVER_FAULT");
+  if (!spec)
+    return std::nullopt;
+  std::string s = spec;
+  size_t colon = s.find(':');
+  if (colon == std::string::npos)
+    return std::nullopt;
+  return Fault{s.substr(0, colon), s.substr(colon + 1)};
+}
+
+void maybeFail(const std::optional<Fault> &fault, const CompileRequest &request) {
+  if (!fault)
+    return;
+  for (const std::string &arg : request.Argv)
+    if (arg.find(fault->Text) != std::string::npos) {
+      if (fault->Kind == "abort")
+        std::abort();
+      if (fault->Kind == "hang")
+        while (true)
+          ::pause();
+    }
+}
+
+CompileReply start(const CompileRequest &request, pid_t harvester, const std::optional<Fault> &fault) {
+  CompileReply reply;
+  ToolEntry entry = toolEntry(request.Tool);
+  if (!entry) {
+    reply.Message = "this compile server cannot run " + request.Tool;
+    return reply;
+  }
+  WriteConfinement confinement;
+  if (!request.ConfineWritesTo.empty()) {
+    auto made = WriteConfinement::beneath(request.ConfineWritesTo, request.AlsoWritable);
+    if (!made) {
+      reply.Message = llvm::toString(made.takeError());
+      return reply;
+    }
+    confinement = std::move(*made);
+  }
+  int report[2];
+  if (::pipe(report) != 0) {
+    reply.Message = std::string("pipe: ") + std::strerror(errno);
+    return reply;
+  }
+  pid_t intermediate = ::fork();
+  if (intermediate < 0) {
+    reply.Message = std::string("fork: ") + std::strerror(errno);
+    ::close(report[0]);
+    ::close(report[1]);
+    return reply;
+  }
+  if (intermediate == 0) {
+    ::close(report[0]);
+    // Named apart from the server at once, so that neither it nor its child
+    // can be taken for the server (ps, tests that kill the server).
+    ::prctl(PR_SET_NAME, "mlgo-fork");
+    pid_t self = ::getpid(); // before the fork: the child may outlive us at once
+    pid_t child = ::fork();
+    if (child == 0) {
+      setUpChild(request, confinement.fd(), report[1], self, harvester);
+      // As the exec'd tool would be named: opt-22, llc-22.
+      std::string name = request.Argv[0].substr(request.Argv[0].rfind('/') + 1);
+      ::prctl(PR_SET_NAME, name.c_str());
+      maybeFail(fault, request);
+      std::vector<char *> argv;
+      for (const std::string &arg : request.Argv)
+        argv.push_back(const_cast<char *>(arg.c_str()));
+      argv.push_back(nullptr);
+      std::exit(entry(static_cast<int>(request.Argv.size()), argv.data()));
+    }
+    ::_exit(child < 0 ? 1 : 0);
+  }
+  ::close(report[1]);
+  int status = 0;
+  while (::waitpid(intermediate, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_t child = -1;
+  ssize_t got;
+  while ((got = ::read(report[0], &child, sizeof(child))) < 0 && errno == EINTR) {
+  }
+  if (got != sizeof(child)) {
+    reply.Message = "fork of the compile child failed";
+    ::close(report[0]);
+    return reply;
+  }
+  reply.Pid = child;
+  SetupFailure failure{};
+  while ((got = ::read(report[0], &failure, sizeof(failure))) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got == sizeof(failure)) {
+    reply.FailedStep = failure.Step;
+    reply.Errno = failure.Errno;
+  }
+  return reply;
+}
+
+} // namespace
+
+int serve(int in, int out) {
+  // The harvester handles interrupts; the server lives until its pipe closes.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  pid_t harvester = ::getppid();
+  std::optional<Fault> fault = injectedFault();
+  if (!writeMessage(out, {"mlgo-compile-server", std::to_string(ProtocolVersion), LLVM_VERSION_STRING}))
+    return 1;
+  while (auto message = readMessage(in)) {
+    auto request = decodeRequest(*message);
+    CompileReply reply;
+    if (!request)
+      reply.Message = "malformed request";
+    else
+      reply = start(*request, harvester, fault);
+    if (!writeMessage(out, encodeReply(reply)))
+      return 1;
+  }
+  return 0;
+}
+
+} // namespace mlgo::server

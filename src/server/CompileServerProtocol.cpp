@@ -1,0 +1,131 @@
+#include "mlgo/server/CompileServerProtocol.h"
+
+#include <cerrno>
+#include <unistd.h>
+
+namespace mlgo::server {
+namespace {
+
+bool writeAll(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool readAll(int fd, char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::read(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void putU32(std::string &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool getU32(int fd, uint32_t &v) {
+  unsigned char bytes[4];
+  if (!readAll(fd, reinterpret_cast<char *>(bytes), 4))
+    return false;
+  v = bytes[0] | bytes[1] << 8 | bytes[2] << 16 | static_cast<uint32_t>(bytes[3]) << 24;
+  return true;
+}
+
+std::optional<int64_t> parseInt(const std::string &text) {
+  if (text.empty() || text.size() > 20)
+    return std::nullopt;
+  size_t used = 0;
+  try {
+    long long v = std::stoll(text, &used);
+    if (used != text.size())
+      return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+bool writeMessage(int fd, const std::vector<std::string> &strings) {
+  std::string out;
+  putU32(out, static_cast<uint32_t>(strings.size()));
+  for (const std::string &s : strings) {
+    putU32(out, static_cast<uint32_t>(s.size()));
+    out += s;
+  }
+  return writeAll(fd, out.data(), out.size()); // one write: small messages go whole
+}
+
+std::optional<std::vector<std::string>> readMessage(int fd) {
+  uint32_t count;
+  if (!getU32(fd, count) || count > MaxStrings)
+    return std::nullopt;
+  std::vector<std::string> strings;
+  size_t total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t size;
+    if (!getU32(fd, size) || size > MaxStringBytes || (total += size) > MaxMessageBytes)
+      return std::nullopt;
+    std::string s(size, '\0');
+    if (!readAll(fd, s.data(), size))
+      return std::nullopt;
+    strings.push_back(std::move(s));
+  }
+  return strings;
+}
+
+// [tool, stdout, stderr, cwd, confine, #argv, argv..., also...]
+std::vector<std::string> encodeRequest(const CompileRequest &r) {
+  std::vector<std::string> f = {r.Tool, r.StdoutPath, r.StderrPath, r.WorkingDirectory, r.ConfineWritesTo,
+                                std::to_string(r.Argv.size())};
+  f.insert(f.end(), r.Argv.begin(), r.Argv.end());
+  f.insert(f.end(), r.AlsoWritable.begin(), r.AlsoWritable.end());
+  return f;
+}
+
+std::optional<CompileRequest> decodeRequest(const std::vector<std::string> &f) {
+  if (f.size() < 6)
+    return std::nullopt;
+  auto argc = parseInt(f[5]);
+  if (!argc || *argc < 1 || static_cast<size_t>(*argc) > f.size() - 6)
+    return std::nullopt;
+  CompileRequest r;
+  r.Tool = f[0];
+  r.StdoutPath = f[1];
+  r.StderrPath = f[2];
+  r.WorkingDirectory = f[3];
+  r.ConfineWritesTo = f[4];
+  r.Argv.assign(f.begin() + 6, f.begin() + 6 + *argc);
+  r.AlsoWritable.assign(f.begin() + 6 + *argc, f.end());
+  return r;
+}
+
+std::vector<std::string> encodeReply(const CompileReply &r) {
+  return {std::to_string(r.Pid), std::to_string(r.FailedStep), std::to_string(r.Errno), r.Message};
+}
+
+std::optional<CompileReply> decodeReply(const std::vector<std::string> &f) {
+  if (f.size() != 4)
+    return std::nullopt;
+  auto pid = parseInt(f[0]), step = parseInt(f[1]), err = parseInt(f[2]);
+  if (!pid || !step || !err || *step < -1 || *step > 64 || *err < 0 || *err > 4095)
+    return std::nullopt;
+  return CompileReply{*pid, static_cast<int>(*step), static_cast<int>(*err), f[3]};
+}
+
+} // namespace mlgo::server

@@ -1,0 +1,256 @@
+// harvest-logs --compile_server: the real opt-22/llc-22 code run in warm
+// children of mlgo-compile-server must write what the exec'd tools write,
+// byte for byte, and a child or server that dies must cost only its module.
+#include "support/Deadline.h"
+#include "support/FixtureSources.h"
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <dirent.h>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace mlgo::test;
+
+namespace {
+
+std::string server() { return std::string(MLGO_BIN_DIR) + "/../lib/mlgo-corpus/mlgo-compile-server"; }
+
+// Every regular file below `dir` (relative path -> bytes), work-directory
+// stderr files excepted (they name the directory).
+std::map<std::string, std::string> outputs(const std::string &dir) {
+  std::map<std::string, std::string> files;
+  for (const auto &entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() != ".stderr")
+      files[fs::relative(entry.path(), dir).string()] = readFile(entry.path().string());
+  return files;
+}
+
+void expectSameOutputs(const std::string &a, const std::string &b) {
+  auto left = outputs(a), right = outputs(b);
+  ASSERT_FALSE(left.empty()) << a;
+  EXPECT_EQ(left.size(), right.size());
+  for (const auto &[path, bytes] : left) {
+    auto it = right.find(path);
+    ASSERT_NE(it, right.end()) << path << " only in " << a;
+    EXPECT_TRUE(bytes == it->second) << path << " differs between " << a << " and " << b;
+  }
+}
+
+// The pids of running compile servers: their children rename themselves at
+// once (mlgo-fork, then opt-22 or llc-22), the server keeps its name.
+std::vector<pid_t> runningServers() {
+  std::vector<pid_t> pids;
+  DIR *proc = ::opendir("/proc");
+  if (!proc)
+    return pids;
+  std::string target = fs::weakly_canonical(server()).string();
+  while (dirent *entry = ::readdir(proc)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0)
+      continue;
+    std::error_code ec;
+    std::string dir = "/proc/" + std::string(entry->d_name);
+    if (fs::read_symlink(dir + "/exe", ec).string() != target || ec)
+      continue;
+    if (readFile(dir + "/comm") == "mlgo-compile-se\n")
+      pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+class CompileServer : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    makeHarvestCorpus(Fixture->path(), 8);
+    // C++: templates make many small functions and dense inlining decisions.
+    std::vector<std::pair<std::string, std::string>> sources;
+    for (int i = 0; i < 3; ++i) {
+      std::string s = "template <int N> struct Fib { static int get(int x) { return Fib<N - 1>::get(x + " +
+                      std::to_string(i + 1) + ") + Fib<N - 2>::get(x * 3); } };\n"
+                      "template <> struct Fib<1> { static int get(int x) { return x ^ 7; } };\n"
+                      "template <> struct Fib<0> { static int get(int x) { return x + 1; } };\n"
+                      "int run" + std::to_string(i) + "(int x) { return Fib<" + std::to_string(12 + i) +
+                      ">::get(x); }\n";
+      sources.emplace_back("cxx" + std::to_string(i), s);
+    }
+    makeEmbeddedBitcodeCorpus(Fixture->path(), sources, "-x c++ -Oz", ObjectListing::Directory, "cxx-");
+    // Regalloc on optimized IR through --compiler=llc.
+    fs::create_directories(*Fixture / "regalloc-bc");
+    for (int i = 0; i < 2; ++i) {
+      std::string c = *Fixture / ("regalloc-src/r" + std::to_string(i) + ".c");
+      writeFile(c, pressureFunction("pressure" + std::to_string(i), 24 + 6 * i));
+      mustRun(std::string(MLGO_CLANG) + " -O2 -c -emit-llvm " + quote(c) + " -o " +
+              quote(*Fixture / ("regalloc-bc/r" + std::to_string(i) + ".bc")));
+    }
+    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "regalloc-bc") + " --output_dir=" +
+            quote(*Fixture / "regalloc-corpus"));
+  }
+  static void TearDownTestSuite() {
+    delete Fixture;
+    Fixture = nullptr;
+  }
+  static std::string corpus(const std::string &name = "corpus") { return *Fixture / name; }
+
+  // Harvests `corpusDir` with and without the server, keeping the work
+  // directories, and checks that logs, outputs and journal are the same.
+  void expectServerEqualsExec(const std::string &corpusDir, const std::string &flags, const std::string &name) {
+    std::string on = Work / (name + "-on"), off = Work / (name + "-off");
+    for (const auto &[out, setting] : {std::pair{on, "on"}, std::pair{off, "off"}}) {
+      CommandResult r = run(harvestCommand(corpusDir, out, flags + " --compile_server=" + setting +
+                                                               " --explicit_temps_dir=" + quote(out + "-work")));
+      ASSERT_EQ(r.ExitCode, 0) << name << " " << setting << ": " << r.Err;
+      EXPECT_EQ(harvestSummary(out)["compile_server"]["used"], std::string(setting) == "on") << r.Err;
+    }
+    expectSameLogs(on, off);
+    expectSameOutputs(on + "-work", off + "-work");
+    EXPECT_EQ(journalWithoutTimings(on), journalWithoutTimings(off)) << name;
+    auto journal = journalByModule(on);
+    for (const auto &[module, record] : journal)
+      EXPECT_EQ(record["status"], "ok") << name << " " << record.dump();
+  }
+
+  static TempDir *Fixture;
+  TempDir Work;
+};
+
+TempDir *CompileServer::Fixture = nullptr;
+
+TEST_F(CompileServer, PluginModeEqualsTheExecPathOnACCorpus) {
+  expectServerEqualsExec(corpus(), "--mode=plugin --num_workers=2", "c-plugin");
+  // The random policy decides in the plugin and is rewarded against the
+  // default inliner's size: baseline compiles go through the server too.
+  expectServerEqualsExec(corpus(), "--mode=plugin --policy=random:0.4:7 --num_workers=2", "c-random");
+}
+
+TEST_F(CompileServer, InteractiveModeEqualsTheExecPathOnACxxCorpus) {
+  expectServerEqualsExec(corpus("cxx-corpus"), "--mode=interactive --num_workers=2", "cxx-interactive");
+  auto journal = journalByModule(Work / "cxx-interactive-on");
+  size_t decisions = 0;
+  for (const auto &[module, record] : journal)
+    decisions += record["decisions"].get<size_t>();
+  EXPECT_GT(decisions, 20u);
+}
+
+TEST_F(CompileServer, RegallocThroughLlcEqualsTheExecPath) {
+  expectServerEqualsExec(corpus("regalloc-corpus"),
+                         "--problem=regalloc-evict --compiler=llc --policy=random:0.5 --num_workers=2", "regalloc");
+  auto journal = journalByModule(Work / "regalloc-on");
+  for (const auto &[module, record] : journal)
+    EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
+  // The rewards come from the allocator's remarks, which the server's llc writes.
+  EXPECT_FALSE(readFile(Work / "regalloc-on-work/r0/regalloc-remarks.yaml").empty());
+}
+
+TEST_F(CompileServer, AutoUsesTheServerForOurLlvmAndSaysWhy) {
+  std::string out = Work / "auto";
+  CommandResult r = run(harvestCommand(corpus(), out, "--modules_filter=m[01]"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto summary = harvestSummary(out);
+  EXPECT_EQ(summary["compile_server"]["used"], true) << summary.dump();
+  EXPECT_NE(summary["compile_server"]["reason"].get<std::string>().find("are the LLVM 22"), std::string::npos);
+  EXPECT_GT(summary["compile_server"]["peak_rss_kb"].get<long>(), 1000);
+  EXPECT_NE(r.Err.find("compile server: on"), std::string::npos) << r.Err;
+}
+
+TEST_F(CompileServer, AutoFallsBackToExecForAnotherOptAndOnRefuses) {
+  // Another opt: a wrapper around the real one is not the LLVM we link.
+  std::string wrapper = writeScript(Work / "bin/opt", "#!/bin/sh\nexec opt-22 \"$@\"\n");
+  std::string out = Work / "other";
+  CommandResult r = run(harvestCommand(corpus(), out, "--modules_filter=m0 --opt_path=" + quote(wrapper)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto summary = harvestSummary(out);
+  EXPECT_EQ(summary["compile_server"]["used"], false);
+  std::string reason = summary["compile_server"]["reason"];
+  EXPECT_NE(reason.find("--opt_path=" + wrapper), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not the LLVM 22"), std::string::npos) << reason;
+  EXPECT_NE(r.Err.find("compile server: off"), std::string::npos) << r.Err;
+  EXPECT_EQ(journalByModule(out)["m0"]["status"], "ok");
+
+  r = run(harvestCommand(corpus(), Work / "refused", "--opt_path=" + quote(wrapper) + " --compile_server=on"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("--compile_server=on: --opt_path="), std::string::npos) << r.Err;
+
+  // clang is exec'd; llc's own options are not the server's.
+  r = run(harvestCommand(corpus(), Work / "clang", "--compiler=clang --compile_server=on"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("compiles with clang"), std::string::npos) << r.Err;
+}
+
+TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
+  for (const char *kind : {"abort", "hang"}) {
+    std::string out = Work / kind;
+    std::string env = std::string("MLGO_COMPILE_SERVER_FAULT=") + kind + ":/m3.bc ";
+    auto start = Clock::now();
+    CommandResult r = run(env + harvestCommand(corpus(), out, "--compile_server=on --compilation_timeout=3"));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 60);
+    auto journal = journalByModule(out);
+    ASSERT_EQ(journal.size(), 8u);
+    for (const auto &[module, record] : journal) {
+      if (module != "m3") {
+        EXPECT_EQ(record["status"], "ok") << record.dump();
+        continue;
+      }
+      if (std::string(kind) == "abort") {
+        EXPECT_EQ(record["status"], "failed") << record.dump();
+        EXPECT_EQ(record["reason"], "compiler_failed") << record.dump();
+        EXPECT_EQ(record["exit_status"], "signal 6 (Aborted)") << record.dump();
+      } else {
+        EXPECT_EQ(record["status"], "timeout") << record.dump();
+      }
+    }
+    EXPECT_EQ(runningServers().size(), 0u) << kind << ": a server outlived the harvest";
+  }
+}
+
+TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACleanRun) {
+  std::string out = Work / "killed", clean = Work / "clean";
+  BackgroundCommand harvest(harvestCommand(corpus(), out, "--compile_server=on --num_workers=2"));
+  std::vector<pid_t> killed;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        for (pid_t pid : runningServers())
+          if (::kill(pid, SIGKILL) == 0)
+            killed.push_back(pid);
+        return !killed.empty();
+      },
+      GenerousDeadline, "a compile server to kill", std::chrono::milliseconds(1)));
+  int status = 0;
+  ASSERT_TRUE(harvest.wait(GenerousDeadline, status));
+  EXPECT_EQ(shellExitCode(status), 0);
+  auto summary = harvestSummary(out);
+  EXPECT_GE(summary["compile_server"]["starts"].get<int>(), 2) << summary.dump();
+  auto journal = journalByModule(out);
+  EXPECT_EQ(journal.size(), 8u);
+  for (const auto &[module, record] : journal)
+    if (record["status"] != "ok")
+      EXPECT_EQ(record["reason"], "compile_server_failed") << record.dump();
+  // A second run redoes what failed; the result is a clean run's.
+  mustRun(harvestCommand(corpus(), out, "--compile_server=on"));
+  mustRun(harvestCommand(corpus(), clean, "--compile_server=off"));
+  expectSameLogs(out, clean);
+  EXPECT_EQ(journalWithoutTimings(out), journalWithoutTimings(clean));
+  EXPECT_EQ(runningServers().size(), 0u);
+}
+
+TEST_F(CompileServer, TheServerRefusesARunByHandAndExplainsItself) {
+  CommandResult help = run(quote(server()) + " --help");
+  EXPECT_EQ(help.ExitCode, 0);
+  EXPECT_NE(help.Out.find("--preload=LIBRARY"), std::string::npos) << help.Out;
+  CommandResult bad = run(quote(server()) + " --frobnicate </dev/null");
+  EXPECT_EQ(bad.ExitCode, 2);
+  EXPECT_NE(bad.Err.find("unknown argument --frobnicate"), std::string::npos) << bad.Err;
+  // A request stream that is not the protocol ends the server, not in a crash.
+  CommandResult garbage = run("printf 'xxxxxxxxxxxxxxxxxxxx' | " + quote(server()) + " >/dev/null");
+  EXPECT_EQ(garbage.ExitCode, 0) << garbage.Err;
+}
+
+} // namespace

@@ -1,0 +1,106 @@
+// The compile server's pipe protocol: requests and replies round-trip, and a
+// peer that sends more than the bounds or a malformed message is refused
+// instead of making the reader allocate or misread.
+#include "mlgo/server/CompileServerProtocol.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <unistd.h>
+
+using namespace mlgo::server;
+
+namespace {
+
+struct Pipe {
+  int Fds[2] = {-1, -1};
+  Pipe() { EXPECT_EQ(::pipe(Fds), 0); }
+  ~Pipe() {
+    for (int fd : Fds)
+      if (fd >= 0)
+        ::close(fd);
+  }
+  void closeWriter() {
+    ::close(Fds[1]);
+    Fds[1] = -1;
+  }
+  void writeRaw(const std::string &bytes) {
+    ASSERT_EQ(::write(Fds[1], bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  }
+};
+
+std::string u32(uint32_t v) { return std::string(reinterpret_cast<const char *>(&v), 4); } // x86: little-endian
+
+TEST(CompileServerProtocol, RequestsAndRepliesRoundTripThroughAPipe) {
+  CompileRequest request;
+  request.Tool = "llc";
+  request.Argv = {"llc-22", "-O2", "-filetype=obj", "in put.bc", "-o", std::string("with\0nul", 8)};
+  request.StdoutPath = "/dev/null";
+  request.StderrPath = "/w/codegen.stderr";
+  request.WorkingDirectory = "/w";
+  request.ConfineWritesTo = "/w";
+  request.AlsoWritable = {"/cache", ""};
+  Pipe pipe;
+  ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeRequest(request)));
+  auto message = readMessage(pipe.Fds[0]);
+  ASSERT_TRUE(message);
+  auto back = decodeRequest(*message);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Tool, request.Tool);
+  EXPECT_EQ(back->Argv, request.Argv);
+  EXPECT_EQ(back->StderrPath, request.StderrPath);
+  EXPECT_EQ(back->WorkingDirectory, request.WorkingDirectory);
+  EXPECT_EQ(back->ConfineWritesTo, request.ConfineWritesTo);
+  EXPECT_EQ(back->AlsoWritable, request.AlsoWritable);
+
+  CompileReply reply{4242, 3, 13, "message"};
+  ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeReply(reply)));
+  auto replyMessage = readMessage(pipe.Fds[0]);
+  ASSERT_TRUE(replyMessage);
+  auto decoded = decodeReply(*replyMessage);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->Pid, 4242);
+  EXPECT_EQ(decoded->FailedStep, 3);
+  EXPECT_EQ(decoded->Errno, 13);
+  EXPECT_EQ(decoded->Message, "message");
+}
+
+TEST(CompileServerProtocol, OversizedOrTruncatedMessagesAreRefused) {
+  {
+    Pipe pipe; // more strings than allowed: refused before any is read
+    pipe.writeRaw(u32(MaxStrings + 1));
+    EXPECT_FALSE(readMessage(pipe.Fds[0]));
+  }
+  {
+    Pipe pipe; // one string longer than allowed: refused before allocating it
+    pipe.writeRaw(u32(1) + u32(MaxStringBytes + 1));
+    EXPECT_FALSE(readMessage(pipe.Fds[0]));
+  }
+  {
+    Pipe pipe; // a string cut short by the end of the stream
+    pipe.writeRaw(u32(1) + u32(10) + "abc");
+    pipe.closeWriter();
+    EXPECT_FALSE(readMessage(pipe.Fds[0]));
+  }
+  {
+    Pipe pipe; // end of file between messages
+    pipe.closeWriter();
+    EXPECT_FALSE(readMessage(pipe.Fds[0]));
+  }
+}
+
+TEST(CompileServerProtocol, MalformedFieldsAreRefused) {
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", ""}));                     // too few fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "0"}));                // no argv
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "3", "opt-22", "x"})); // argv count beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "-1", "opt-22"}));     // negative count
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1x", "opt-22"}));     // not a number
+  EXPECT_TRUE(decodeRequest({"opt", "", "", "", "", "1", "opt-22"}));
+  EXPECT_FALSE(decodeReply({"1", "-1", "0"}));                           // too few fields
+  EXPECT_FALSE(decodeReply({"1", "-2", "0", ""}));                       // no such step
+  EXPECT_FALSE(decodeReply({"1", "-1", "99999", ""}));                   // no such errno
+  EXPECT_FALSE(decodeReply({"99999999999999999999999", "-1", "0", ""})); // out of range
+  EXPECT_TRUE(decodeReply({"1", "-1", "0", ""}));
+}
+
+} // namespace
