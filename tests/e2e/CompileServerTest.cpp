@@ -215,6 +215,10 @@ TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACl
   std::string out = Work / "killed", clean = Work / "clean";
   BackgroundCommand harvest(harvestCommand(corpus(), out, "--compile_server=on --num_workers=2"));
   std::vector<pid_t> killed;
+  // Once a module is journaled (so not the probe's server: that one's death
+  // would make --compile_server=on refuse the run), mid-run.
+  ASSERT_TRUE(waitUntil([&] { return readFile(out + "/harvest.jsonl").find("\"module\"") != std::string::npos; },
+                        GenerousDeadline, "the first journaled module"));
   ASSERT_TRUE(waitUntil(
       [&] {
         for (pid_t pid : runningServers())
