@@ -80,8 +80,9 @@ nlohmann::json harvestSummary(const std::string &harvestDir);
 std::string journalWithoutTimings(const std::string &harvestDir);
 
 /// summary.json without timings (seconds, decisions_per_second,
-/// harvester_peak_rss_kb, harvester_cpu_seconds) and without a merge's
-/// "merge" section, as JSON text.
+/// harvester_peak_rss_kb, harvester_cpu_seconds), without a merge's "merge"
+/// section and without "compile_server" (how the compilers were started),
+/// as JSON text.
 std::string summaryWithoutTimings(const std::string &harvestDir);
 
 /// Fails the test unless the logs/ trees of `a` and `b` hold the same files
