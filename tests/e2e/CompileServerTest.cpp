@@ -42,14 +42,16 @@ void expectSameOutputs(const std::string &a, const std::string &b) {
   }
 }
 
-// The pids of running compile servers: their children rename themselves at
-// once (mlgo-fork, then opt-22 or llc-22), the server keeps its name.
-std::vector<pid_t> runningServers() {
+// The pids of running compile servers started from the executable `path`
+// (each test runs its own copy, so that tests running in parallel never see
+// each other's servers): their children rename themselves at once
+// (mlgo-fork, then opt-22 or llc-22), the server keeps its name.
+std::vector<pid_t> runningServers(const std::string &path) {
   std::vector<pid_t> pids;
   DIR *proc = ::opendir("/proc");
   if (!proc)
     return pids;
-  std::string target = fs::weakly_canonical(server()).string();
+  std::string target = fs::weakly_canonical(path).string();
   while (dirent *entry = ::readdir(proc)) {
     pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
     if (pid <= 0)
@@ -63,6 +65,14 @@ std::vector<pid_t> runningServers() {
   }
   ::closedir(proc);
   return pids;
+}
+
+// A copy of the server for one test (see runningServers).
+std::string ownServer(const std::string &dir) {
+  fs::create_directories(dir);
+  std::string copy = dir + "/mlgo-compile-server";
+  fs::copy_file(server(), copy, fs::copy_options::overwrite_existing);
+  return copy;
 }
 
 class CompileServer : public ::testing::Test {
@@ -185,11 +195,14 @@ TEST_F(CompileServer, AutoFallsBackToExecForAnotherOptAndOnRefuses) {
 }
 
 TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
+  std::string own = ownServer(Work / "server");
   for (const char *kind : {"abort", "hang"}) {
     std::string out = Work / kind;
     std::string env = std::string("MLGO_COMPILE_SERVER_FAULT=") + kind + ":/m3.bc ";
     auto start = Clock::now();
-    CommandResult r = run(env + harvestCommand(corpus(), out, "--compile_server=on --compilation_timeout=3"));
+    CommandResult r = run(env + harvestCommand(corpus(), out,
+                                               "--compile_server=on --compilation_timeout=3 --compile_server_path=" +
+                                                   quote(own)));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 60);
     auto journal = journalByModule(out);
@@ -207,13 +220,15 @@ TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
         EXPECT_EQ(record["status"], "timeout") << record.dump();
       }
     }
-    EXPECT_EQ(runningServers().size(), 0u) << kind << ": a server outlived the harvest";
+    EXPECT_EQ(runningServers(own).size(), 0u) << kind << ": a server outlived the harvest";
   }
 }
 
 TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACleanRun) {
   std::string out = Work / "killed", clean = Work / "clean";
-  BackgroundCommand harvest(harvestCommand(corpus(), out, "--compile_server=on --num_workers=2"));
+  std::string own = ownServer(Work / "server");
+  BackgroundCommand harvest(
+      harvestCommand(corpus(), out, "--compile_server=on --num_workers=2 --compile_server_path=" + quote(own)));
   std::vector<pid_t> killed;
   // Once a module is journaled (so not the probe's server: that one's death
   // would make --compile_server=on refuse the run), mid-run.
@@ -221,7 +236,7 @@ TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACl
                         GenerousDeadline, "the first journaled module"));
   ASSERT_TRUE(waitUntil(
       [&] {
-        for (pid_t pid : runningServers())
+        for (pid_t pid : runningServers(own))
           if (::kill(pid, SIGKILL) == 0)
             killed.push_back(pid);
         return !killed.empty();
@@ -242,7 +257,7 @@ TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACl
   mustRun(harvestCommand(corpus(), clean, "--compile_server=off"));
   expectSameLogs(out, clean);
   EXPECT_EQ(journalWithoutTimings(out), journalWithoutTimings(clean));
-  EXPECT_EQ(runningServers().size(), 0u);
+  EXPECT_EQ(runningServers(own).size(), 0u);
 }
 
 TEST_F(CompileServer, TheServerRefusesARunByHandAndExplainsItself) {
