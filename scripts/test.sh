@@ -24,7 +24,9 @@ fi
 # run with the machine's Node. Without npm (or without the registry) those
 # tests skip and say why.
 oracle=${MLGO_TFLITE_ORACLE_DIR:-$root/build/tflite-oracle}
-export MLGO_CMAKE_ARGS="${MLGO_CMAKE_ARGS:-} -DMLGO_TFLITE_ORACLE_DIR=$oracle"
+# The C fixtures the tests compile with clang-22 (tests/support/FixtureCache.h):
+# compiled once, by whichever build's tests need them first.
+export MLGO_CMAKE_ARGS="${MLGO_CMAKE_ARGS:-} -DMLGO_TFLITE_ORACLE_DIR=$oracle -DMLGO_TEST_FIXTURE_CACHE=$root/build/test-fixture-cache"
 "$root/scripts/setup.sh"
 build_dir=${MLGO_BUILD_DIR:-$root/build}
 if [ ! -f "$oracle/node_modules/@tensorflow/tfjs-tflite/wasm/tflite_web_api_cc.wasm" ]; then

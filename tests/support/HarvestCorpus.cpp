@@ -1,6 +1,7 @@
 #include "HarvestCorpus.h"
 
 #include "Deadline.h"
+#include "FixtureCache.h"
 #include "FixtureSources.h"
 #include "TestSupport.h"
 
@@ -19,9 +20,18 @@ std::string makeHarvestCorpus(const std::string &dir, int count) {
     std::string s = inlinerSource(8 + i % 20, 10 + (i * 7) % 40, /*withDriver=*/false, "_" + std::to_string(i));
     writeFile(dir + "/src/m" + std::to_string(i) + ".c", s);
   }
-  mustRun("mkdir -p bc && ls src | sed 's/\\.c$//' | xargs -P2 -I{} " + quote(MLGO_CLANG) +
-              " -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/{}.c -o bc/{}.bc",
-          dir);
+  // Two at a time, as a build would.
+  auto compile = [&](int first) {
+    for (int i = first; i < count; i += 2) {
+      std::string name = "m" + std::to_string(i);
+      compileCached(quote(MLGO_CLANG) + " -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/" + name + ".c -o bc/" +
+                        name + ".bc",
+                    "src/" + name + ".c", "bc/" + name + ".bc", dir);
+    }
+  };
+  std::thread second(compile, 1);
+  compile(0);
+  second.join();
   mustRun(tool("make-corpus") + " -q --input_dir=" + quote(dir + "/bc") + " --output_dir=" + quote(dir + "/corpus"));
   return dir + "/corpus";
 }
@@ -36,7 +46,7 @@ std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
     writeFile(dir + "/src/" + name + ".c", source);
     std::string cmd = std::string(MLGO_CLANG) + " " + clangFlags + " -Xclang -fembed-bitcode=all -c ../src/" + name +
                       ".c -o " + name + ".o";
-    mustRun(cmd, objs);
+    compileCached(cmd, "../src/" + name + ".c", name + ".o", objs);
     entries +=
         std::string(entries.empty() ? "" : ",") + "{\"directory\": \"" + objs + "\", \"command\": \"" + cmd + "\"}";
   }
