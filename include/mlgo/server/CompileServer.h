@@ -11,6 +11,7 @@
 // server that dies therefore loses no compile already started.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ ToolEntry toolEntry(const std::string &tool);
 /// libraries in `preload` (dlopen'ed for good) and, when `inlinerPolicy` is
 /// set, the inliner plugin's policy for that spec (a TFLite model loaded once).
 void warmUp(const std::vector<std::string> &preload, const std::string &inlinerPolicy);
+
+/// Moves the machine code of the loaded libraries whose file names start
+/// with one of `libraryNames` into anonymous memory (src/server/AnonymousText.cpp:
+/// the children then inherit its page tables instead of faulting it in).
+/// Returns the bytes moved. Call once, single-threaded, before any fork.
+size_t moveLibraryCodeToAnonymousMemory(const std::vector<std::string> &libraryNames);
 
 /// Greets on `out`, then serves requests from `in` until end of file.
 /// Returns the process exit code.
