@@ -600,12 +600,17 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           options.Mode == AdvisorMode::Plugin ? pluginPolicy(options.Policy) : "",
           joinPath(joinPath(options.OutputDir, ".mlgo-harvest"), "compile-server." + std::to_string(slot) + ".stderr")});
 
+  // The plan lists the largest modules first; each worker takes the next one
+  // when it is free. (Split into ranges, the second worker started half-way
+  // down the list and big modules ran last, beside an idle worker.)
+  std::atomic<size_t> nextTodo{0};
+
   Progress progress("modules", todo.size(), options.ProgressInterval);
   std::mutex resultsMutex;
   auto start = Clock::now();
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, todo.size(), 1), [&](const tbb::blocked_range<size_t> &range) {
-      for (size_t k = range.begin(); k != range.end(); ++k) {
+    tbb::parallel_for(0u, workers, [&](unsigned) {
+      for (size_t k; (k = nextTodo.fetch_add(1)) < todo.size();) {
         if (interruptRequested() || harvest.stopped())
           return;
         int slot = tbb::this_task_arena::current_thread_index();
