@@ -88,8 +88,16 @@ llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerReq
     return CompileServerDecision{false, "not using the compile server: " + why};
   };
   const CompilerSettings &c = request.Compiler;
-  if (c.Kind == CompilerKind::Clang)
-    return refuse("it runs opt and llc, and this run compiles with clang (exec'd)");
+  if (c.Kind == CompilerKind::Clang) {
+    if (std::string why = notOurs("clang_path", c.Clang, "clang"); !why.empty())
+      return refuse(why);
+    CompileServerClient probe({request.ServerPath, {}, "", request.ProbeStderrPath, /*Clang=*/true});
+    if (llvm::Error e = probe.start())
+      return refuse(llvm::toString(std::move(e)));
+    return CompileServerDecision{true, request.Setting == "on" ? "--compile_server=on"
+                                                               : "clang is the LLVM " LLVM_VERSION_STRING
+                                                                 " the compile server is built with"};
+  }
   if (c.Kind == CompilerKind::Opt)
     if (std::string why = notOurs("opt_path", c.Opt, "opt"); !why.empty())
       return refuse(why);

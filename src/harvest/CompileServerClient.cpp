@@ -44,6 +44,8 @@ llvm::Error CompileServerClient::ensureRunning() {
     return e;
   SpawnOptions options;
   options.Argv = {Settings.Path};
+  if (Settings.Clang)
+    options.Argv.push_back("--tools=clang");
   for (const std::string &library : Settings.Preload)
     options.Argv.push_back("--preload=" + library);
   if (!Settings.InlinerPolicy.empty())

@@ -201,7 +201,10 @@ private:
     // The server runs the very tools the exec path would (CompileServerChoice.h).
     if (server && Options.UseCompileServer) {
       job.Server = server;
-      job.Tool = job.Argv[0] == Options.Compiler.Opt ? "opt" : job.Argv[0] == Options.Compiler.Llc ? "llc" : "";
+      job.Tool = job.Argv[0] == Options.Compiler.Opt     ? "opt"
+                 : job.Argv[0] == Options.Compiler.Llc   ? "llc"
+                 : job.Argv[0] == Options.Compiler.Clang ? "clang"
+                                                         : "";
     }
     return job;
   }
@@ -598,7 +601,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           options.Mode == AdvisorMode::Plugin ? std::vector<std::string>{options.PluginPath}
                                               : std::vector<std::string>{},
           options.Mode == AdvisorMode::Plugin ? pluginPolicy(options.Policy) : "",
-          joinPath(joinPath(options.OutputDir, ".mlgo-harvest"), "compile-server." + std::to_string(slot) + ".stderr")});
+          joinPath(joinPath(options.OutputDir, ".mlgo-harvest"), "compile-server." + std::to_string(slot) + ".stderr"),
+          options.Compiler.Kind == CompilerKind::Clang});
 
   // The plan lists the largest modules first; each worker takes the next one
   // when it is free. (Split into ranges, the second worker started half-way

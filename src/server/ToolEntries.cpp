@@ -8,36 +8,54 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cerrno>
+#include <cstring>
 #include <functional>
-
-namespace llvm {
-class PassBuilder;
-}
-
-// opt's own main, from Debian's libLLVMOptDriver.a (llvm-22-dev; no header).
-extern "C" int optMain(int argc, char **argv,
-                       llvm::ArrayRef<std::function<void(llvm::PassBuilder &)>> passBuilderCallbacks);
+#include <string>
+#include <unistd.h>
 
 namespace mlgo::server {
-
-ToolEntry llcEntry();
-
 namespace {
-int optEntry(int argc, char **argv) { return optMain(argc, argv, {}); }
+
+ToolEntry exported(const char *symbol) {
+  return reinterpret_cast<ToolEntry>(llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(symbol));
+}
+
+// A cc1 command line (a corpus' embedded one) runs in-process; any other is
+// clang's driver, which this server does not host: it is exec'd from the
+// child, set up and confined as ever, and costs its start-up as before.
+int clangEntry(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "-cc1")
+    return exported("mlgoClangCc1Main")(argc, argv);
+  ::execvp(argv[0], argv); // through PATH, as the exec path runs it
+  llvm::errs() << "error: cannot run " << argv[0] << ": " << std::strerror(errno) << "\n";
+  return 127;
+}
+
 } // namespace
 
 ToolEntry toolEntry(const std::string &tool) {
+  // From the tool library the server loaded (ToolLibrary).
   if (tool == "opt")
-    return optEntry;
+    return exported("mlgoOptMain");
   if (tool == "llc")
-    return llcEntry();
+    return exported("mlgoLlcMain");
+  if (tool == "clang" && exported("mlgoClangCc1Main"))
+    return clangEntry;
   return nullptr;
 }
 
-void warmUp(const std::vector<std::string> &preload, const std::string &inlinerPolicy) {
+bool warmUp(const std::string &toolLibrary, const std::vector<std::string> &preload, const std::string &inlinerPolicy) {
   using namespace llvm;
+  // First: its options register before any plugin's.
+  std::string error;
+  if (sys::DynamicLibrary::LoadLibraryPermanently(toolLibrary.c_str(), &error)) {
+    WithColor::error(errs(), "mlgo-compile-server") << "cannot load " << toolLibrary << ": " << error << "\n";
+    return false;
+  }
   InitializeAllTargets();
   InitializeAllTargetMCs();
   InitializeAllAsmPrinters();
@@ -57,7 +75,6 @@ void warmUp(const std::vector<std::string> &preload, const std::string &inlinerP
   // The tools load a plugin by path; one already loaded is not loaded again,
   // and its static constructors (its options) have run here, once.
   for (const std::string &library : preload) {
-    std::string error;
     if (sys::DynamicLibrary::LoadLibraryPermanently(library.c_str(), &error))
       WithColor::warning(errs(), "mlgo-compile-server") << "cannot preload " << library << ": " << error << "\n";
   }
@@ -70,6 +87,7 @@ void warmUp(const std::vector<std::string> &preload, const std::string &inlinerP
       WithColor::warning(errs(), "mlgo-compile-server")
           << "cannot prepare the inliner policy " << inlinerPolicy << " (each compile makes its own): " << why << "\n";
   }
+  return true;
 }
 
 } // namespace mlgo::server

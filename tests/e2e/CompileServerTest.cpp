@@ -8,6 +8,8 @@
 
 #include "mlgo/harvest/CompileServerClient.h"
 
+#include "llvm/Config/llvm-config.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -78,6 +80,9 @@ std::string ownServer(const std::string &dir) {
   fs::create_directories(dir);
   std::string copy = dir + "/mlgo-compile-server";
   fs::copy_file(server(), copy, fs::copy_options::overwrite_existing);
+  // The tool libraries it loads from beside itself.
+  for (const char *library : {"libMLGOOptLlc.so", "libMLGOClangCc1.so"})
+    fs::create_symlink(fs::path(server()).parent_path() / library, fs::path(dir) / library);
   return copy;
 }
 
@@ -120,10 +125,14 @@ protected:
   void expectServerEqualsExec(const std::string &corpusDir, const std::string &flags, const std::string &name) {
     std::string on = Work / (name + "-on"), off = Work / (name + "-off");
     for (const auto &[out, setting] : {std::pair{on, "on"}, std::pair{off, "off"}}) {
-      CommandResult r = run(harvestCommand(corpusDir, out, flags + " --compile_server=" + setting +
-                                                               " --explicit_temps_dir=" + quote(out + "-work")));
+      // One work directory path for both: clang embeds its command line,
+      // which names the training log in it, into the object.
+      std::string work = Work / "work";
+      CommandResult r = run(harvestCommand(
+          corpusDir, out, flags + " --compile_server=" + setting + " --explicit_temps_dir=" + quote(work)));
       ASSERT_EQ(r.ExitCode, 0) << name << " " << setting << ": " << r.Err;
       EXPECT_EQ(harvestSummary(out)["compile_server"]["used"], std::string(setting) == "on") << r.Err;
+      fs::rename(work, out + "-work");
     }
     expectSameLogs(on, off);
     expectSameOutputs(on + "-work", off + "-work");
@@ -165,6 +174,26 @@ TEST_F(CompileServer, RegallocThroughLlcEqualsTheExecPath) {
   EXPECT_FALSE(readFile(Work / "regalloc-on-work/r0/regalloc-remarks.yaml").empty());
 }
 
+// clang's cc1 runs in the children of a server started with --tools=clang:
+// objects (embedded command line included), logs and records are the
+// exec'd clang-22's, in plugin and interactive mode; a driver command line
+// is exec'd by the child and equal too.
+TEST_F(CompileServer, ClangCc1EqualsTheExecPath) {
+  expectServerEqualsExec(corpus("cxx-corpus"), "--compiler=clang --mode=plugin", "clang-plugin");
+  expectServerEqualsExec(corpus("cxx-corpus"), "--compiler=clang --mode=interactive", "clang-interactive");
+  // A driver command line (make-corpus --default_args): exec'd by the child.
+  std::string driverCorpus = Work / "driver-corpus";
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "bc") + " --output_dir=" + quote(driverCorpus) +
+          " --default_args='-c -Oz'");
+  expectServerEqualsExec(driverCorpus, "--compiler=clang --modules_filter=m[01]", "clang-driver");
+  std::string reason = harvestSummary(Work / "clang-plugin-on")["compile_server"]["reason"];
+  EXPECT_EQ(reason, "--compile_server=on");
+  CommandResult r = run(harvestCommand(corpus("cxx-corpus"), Work / "auto", "--compiler=clang"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(harvestSummary(Work / "auto")["compile_server"]["reason"],
+            std::string("clang is the LLVM ") + LLVM_VERSION_STRING + " the compile server is built with");
+}
+
 TEST_F(CompileServer, AutoUsesTheServerForOurLlvmAndSaysWhy) {
   std::string out = Work / "auto";
   CommandResult r = run(harvestCommand(corpus(), out, "--modules_filter=m[01]"));
@@ -194,10 +223,12 @@ TEST_F(CompileServer, AutoFallsBackToExecForAnotherOptAndOnRefuses) {
   EXPECT_EQ(r.ExitCode, 1);
   EXPECT_NE(r.Err.find("--compile_server=on: --opt_path="), std::string::npos) << r.Err;
 
-  // clang is exec'd; llc's own options are not the server's.
-  r = run(harvestCommand(corpus(), Work / "clang", "--compiler=clang --compile_server=on"));
+  // Another clang likewise.
+  std::string clangWrapper = writeScript(Work / "bin/clang", "#!/bin/sh\nexec clang-22 \"$@\"\n");
+  r = run(harvestCommand(corpus("cxx-corpus"), Work / "clang",
+                         "--compiler=clang --compile_server=on --clang_path=" + quote(clangWrapper)));
   EXPECT_EQ(r.ExitCode, 1);
-  EXPECT_NE(r.Err.find("compiles with clang"), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("--compile_server=on: --clang_path="), std::string::npos) << r.Err;
 }
 
 TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {

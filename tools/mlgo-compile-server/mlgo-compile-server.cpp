@@ -3,6 +3,9 @@
 // (docs/compile-server.md). Not meant to be run by hand.
 #include "mlgo/server/CompileServer.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,13 +43,17 @@ void bindEveryLibraryNow(char **argv) {
 
 int main(int argc, char **argv) {
   std::vector<std::string> preload;
-  std::string inlinerPolicy;
+  std::string inlinerPolicy, tools = "opt,llc";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::printf("usage: mlgo-compile-server [--preload=LIBRARY]... [--inliner_policy=SPEC]\n\n"
+      std::printf("usage: mlgo-compile-server [--tools=opt,llc|clang] [--preload=LIBRARY]... "
+                  "[--inliner_policy=SPEC]\n\n"
                   "Serves harvest-logs' compile requests on stdin/stdout (docs/compile-server.md):\n"
-                  "each request forks a child that runs opt or llc in-process.\n\n"
+                  "each request forks a child that runs opt, llc or clang's cc1 in-process.\n\n"
+                  "  --tools=opt,llc       the tools it runs (libMLGOOptLlc.so beside it; the default)\n"
+                  "  --tools=clang         clang's cc1 instead (libMLGOClangCc1.so; the two cannot share\n"
+                  "                        a process: they register some of the same LLVM options)\n"
                   "  --preload=LIBRARY     load LIBRARY (e.g. the inliner plugin) once, before any fork\n"
                   "  --inliner_policy=SPEC make the preloaded inliner plugin's policy for SPEC once\n"
                   "                        (e.g. tflite:DIR: the model is loaded once, not per compile)\n\n"
@@ -56,6 +63,10 @@ int main(int argc, char **argv) {
     }
     if (arg.rfind("--inliner_policy=", 0) == 0) {
       inlinerPolicy = arg.substr(std::strlen("--inliner_policy="));
+      continue;
+    }
+    if (arg == "--tools=opt,llc" || arg == "--tools=clang") {
+      tools = arg.substr(std::strlen("--tools="));
       continue;
     }
     if (arg.rfind("--preload=", 0) == 0) {
@@ -70,12 +81,17 @@ int main(int argc, char **argv) {
     return 2;
   }
   bindEveryLibraryNow(argv);
-  mlgo::server::warmUp(preload, inlinerPolicy);
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&bindEveryLibraryNow));
+  std::string toolLibrary =
+      llvm::sys::path::parent_path(self).str() + (tools == "clang" ? "/libMLGOClangCc1.so" : "/libMLGOOptLlc.so");
+  if (!mlgo::server::warmUp(toolLibrary, preload, inlinerPolicy))
+    return 1;
   // Private copies of the libraries' code (about 70 MB more resident
   // memory per server), so that children inherit it mapped; the variable
   // keeps it shared with every other process, at a higher cost per compile.
   const char *shared = std::getenv("MLGO_COMPILE_SERVER_SHARED_CODE");
   if (!shared || std::strcmp(shared, "1") != 0)
-    mlgo::server::moveLibraryCodeToAnonymousMemory({"libLLVM", "libstdc++", "libMLGOInlineAdvisor", "libclang-cpp"});
+    mlgo::server::moveLibraryCodeToAnonymousMemory(
+        {"libLLVM", "libstdc++", "libMLGOOptLlc", "libMLGOClangCc1", "libMLGOInlineAdvisor", "libclang-cpp"});
   return mlgo::server::serve(0, 1);
 }

@@ -33,6 +33,7 @@ struct CompileServerSettings {
   std::vector<std::string> Preload; // --preload= (the inliner plugin)
   std::string InlinerPolicy;        // --inliner_policy= (plugin mode)
   std::string StderrPath;           // the server's own stderr
+  bool Clang = false;               // --tools=clang: clang's cc1 instead of opt and llc
 };
 
 class CompileServerClient {

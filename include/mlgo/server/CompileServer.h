@@ -21,13 +21,16 @@ namespace mlgo::server {
 /// exit code.
 using ToolEntry = int (*)(int argc, char **argv);
 
-/// The entry for "opt", "llc" or "clang"; nullptr when this server has none.
+/// The entry for "opt", "llc" or "clang" in the tool library the server
+/// loaded (libMLGOOptLlc.so or libMLGOClangCc1.so); nullptr when it has none.
 ToolEntry toolEntry(const std::string &tool);
 
-/// Start-up work done once, before the first fork: targets, passes, the
-/// libraries in `preload` (dlopen'ed for good) and, when `inlinerPolicy` is
-/// set, the inliner plugin's policy for that spec (a TFLite model loaded once).
-void warmUp(const std::vector<std::string> &preload, const std::string &inlinerPolicy);
+/// Start-up work done once, before the first fork: the tool library, targets,
+/// passes, the libraries in `preload` (dlopen'ed for good) and, when
+/// `inlinerPolicy` is set, the inliner plugin's policy for that spec (a
+/// TFLite model loaded once). False (and said on stderr) when the tool
+/// library cannot be loaded.
+bool warmUp(const std::string &toolLibrary, const std::vector<std::string> &preload, const std::string &inlinerPolicy);
 
 /// Moves the machine code of the loaded libraries whose file names start
 /// with one of `libraryNames` into anonymous memory (src/server/AnonymousText.cpp:
