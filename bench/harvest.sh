@@ -6,7 +6,10 @@
 # For each N, generates two N-module corpora compiled with clang-22 -Oz
 # -Xclang -disable-llvm-passes -emit-llvm (so minsize/optsize are set): C
 # (10-70 functions making 6 calls each) and decision-dense C++ (templates and
-# 300-600 small functions, 2000-4000 inlining decisions per module). For
+# 300-600 small functions, 2000-4000 inlining decisions per module); and a
+# real C library the same way: zstd's lib/ (26 files, zstd 1.5 as bundled in
+# npm's zstd-napi 0.0.13 tarball, fetched once with npm pack; without npm the
+# row is left out). For
 # each it times, one run each with the same parallelism (2):
 #   baseline:     opt-22 -passes='default<Oz>' + llc-22 -O2 -filetype=obj per module (xargs -P2)
 #   interactive:  harvest-logs --mode=interactive --policy=default --num_workers=2 --compile_server=off (FIFO channel)
@@ -53,6 +56,19 @@ generate() { # N DIR
   echo "bench: compiling $n modules..." >&2
   (cd "$dir" && ls src | sed 's/\.c$//' |
     xargs -P"$(nproc)" -I{} clang-22 -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/{}.c -o bc/{}.bc)
+  "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
+}
+
+generate_zstd() { # DIR: a real C library, zstd's lib/ (26 files), from npm's zstd-napi tarball; 1 if unavailable
+  local dir=$1
+  [ -f "$dir/corpus/corpus_description.json" ] && return 0
+  rm -rf "$dir" && mkdir -p "$dir/bc"
+  command -v npm >/dev/null || { echo "bench: no npm, so no zstd row" >&2; return 1; }
+  (cd "$dir" && timeout 300 npm pack --silent zstd-napi@0.0.13 >/dev/null 2>&1 && tar xzf zstd-napi-0.0.13.tgz) ||
+    { echo "bench: cannot fetch zstd-napi from npm, so no zstd row" >&2; return 1; }
+  echo "bench: compiling zstd's lib..." >&2
+  (cd "$dir/package/deps/zstd/lib" && find . -name '*.c' | sed 's|^\./||; s|\.c$||' |
+    xargs -P"$(nproc)" -I{} sh -c 'clang-22 -Oz -Xclang -disable-llvm-passes -emit-llvm -c {}.c -o "$1/$(echo {} | tr / _).bc"' _ "$dir/bc")
   "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
 }
 
@@ -152,11 +168,16 @@ plain_llc() { # DIR
 echo "bench: $rounds rounds per row, interleaved; each figure is the median" >&2
 printf '%-14s %-6s %-18s %-10s %-7s %-10s %-12s %-17s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB server_RSS_MB
 for n in "${sizes[@]}"; do
-  for kind in c cxx; do
+  for kind in c zstd cxx; do
     m=$n
     [ $kind = cxx ] && m=${MLGO_BENCH_CXX_N:-$n}
+    [ $kind = zstd ] && m=26
     dir=$work/harvest_${kind}_$m
-    if [ $kind = c ]; then generate "$m" "$dir"; else generate_cxx "$m" "$dir"; fi
+    case $kind in
+    c) generate "$m" "$dir" ;;
+    zstd) generate_zstd "$dir" || continue ;;
+    cxx) generate_cxx "$m" "$dir" ;;
+    esac
     plain=() interactive=() plugin=() iserver=() pserver=()
     for ((r = 0; r < rounds; r++)); do
       plain+=("$(timed plain_inliner "$dir")")

@@ -199,7 +199,7 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
 
 } // namespace
 
-int serve(int in, int out) {
+int serve(int in, int out, const std::function<void()> &beforeFirstFork) {
   // The harvester handles interrupts; the server lives until its pipe closes.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
@@ -207,7 +207,11 @@ int serve(int in, int out) {
   std::optional<Fault> fault = injectedFault();
   if (!writeMessage(out, {"mlgo-compile-server", std::to_string(ProtocolVersion), LLVM_VERSION_STRING}))
     return 1;
+  bool first = true;
   while (auto message = readMessage(in)) {
+    if (first && beforeFirstFork)
+      beforeFirstFork();
+    first = false;
     auto request = decodeRequest(*message);
     CompileReply reply;
     if (!request)

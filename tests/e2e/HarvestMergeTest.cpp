@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 using namespace mlgo::test;
@@ -95,6 +96,31 @@ TEST_F(HarvestMerge, ShardsMergeIntoTheOneMachineRun) {
   // Hard links give the same tree.
   ASSERT_EQ(run(merge(Work / "linked", shards, "--link")).ExitCode, 0);
   expectEqualToOneMachine(Work / "linked", Work / "one");
+}
+
+// The merged compile_server: used only if every shard used the server (the
+// reason then names the shard that did not), starts added up, the largest
+// peak RSS.
+TEST_F(HarvestMerge, TheCompileServerCountsAsUsedOnlyIfEveryShardUsedIt) {
+  auto dirs = shardDirs(2);
+  mustRun(harvest(dirs[0], "--shard=0/2 --compile_server=on"));
+  mustRun(harvest(dirs[1], "--shard=1/2 --compile_server=on"));
+  ASSERT_EQ(run(merge(Work / "all-on", dirs)).ExitCode, 0);
+  auto first = harvestSummary(dirs[0])["compile_server"], second = harvestSummary(dirs[1])["compile_server"];
+  auto merged = harvestSummary(Work / "all-on")["compile_server"];
+  EXPECT_EQ(merged["used"], true);
+  EXPECT_EQ(merged["reason"], "--compile_server=on");
+  EXPECT_EQ(merged["starts"], first["starts"].get<int>() + second["starts"].get<int>());
+  EXPECT_EQ(merged["peak_rss_kb"], std::max(first["peak_rss_kb"].get<long>(), second["peak_rss_kb"].get<long>()));
+
+  std::filesystem::remove_all(dirs[1]);
+  mustRun(harvest(dirs[1], "--shard=1/2 --compile_server=off"));
+  CommandResult r = run(merge(Work / "one-off", dirs));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  merged = harvestSummary(Work / "one-off")["compile_server"];
+  EXPECT_EQ(merged["used"], false);
+  EXPECT_EQ(merged["reason"], dirs[1] + ": --compile_server=off") << merged.dump();
+  EXPECT_EQ(merged["starts"], first["starts"]);
 }
 
 TEST_F(HarvestMerge, SelectionFlagsMustMatchTheShards) {

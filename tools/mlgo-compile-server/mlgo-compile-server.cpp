@@ -89,9 +89,13 @@ int main(int argc, char **argv) {
   // Private copies of the libraries' code (about 70 MB more resident
   // memory per server), so that children inherit it mapped; the variable
   // keeps it shared with every other process, at a higher cost per compile.
+  // Made at the first request, so that a server that only greets (harvest-
+  // logs' probe) does not copy 100 MB for nothing.
   const char *shared = std::getenv("MLGO_COMPILE_SERVER_SHARED_CODE");
-  if (!shared || std::strcmp(shared, "1") != 0)
-    mlgo::server::moveLibraryCodeToAnonymousMemory(
-        {"libLLVM", "libstdc++", "libMLGOOptLlc", "libMLGOClangCc1", "libMLGOInlineAdvisor", "libclang-cpp"});
-  return mlgo::server::serve(0, 1);
+  bool privateCode = !shared || std::strcmp(shared, "1") != 0;
+  return mlgo::server::serve(0, 1, [privateCode] {
+    if (privateCode)
+      mlgo::server::moveLibraryCodeToAnonymousMemory(
+          {"libLLVM", "libstdc++", "libMLGOOptLlc", "libMLGOClangCc1", "libMLGOInlineAdvisor", "libclang-cpp"});
+  });
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ bool warmUp(const std::string &toolLibrary, const std::vector<std::string> &prel
 /// Returns the bytes moved. Call once, single-threaded, before any fork.
 size_t moveLibraryCodeToAnonymousMemory(const std::vector<std::string> &libraryNames);
 
-/// Greets on `out`, then serves requests from `in` until end of file.
+/// Greets on `out`, then serves requests from `in` until end of file;
+/// `beforeFirstFork` runs once, when the first request has arrived.
 /// Returns the process exit code.
-int serve(int in, int out);
+int serve(int in, int out, const std::function<void()> &beforeFirstFork = {});
 
 } // namespace mlgo::server
