@@ -199,7 +199,7 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
 
 } // namespace
 
-int serve(int in, int out, const std::function<void()> &beforeFirstFork) {
+int serve(int in, int out, const std::function<void(unsigned)> &beforeFork) {
   // The harvester handles interrupts; the server lives until its pipe closes.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
@@ -207,11 +207,10 @@ int serve(int in, int out, const std::function<void()> &beforeFirstFork) {
   std::optional<Fault> fault = injectedFault();
   if (!writeMessage(out, {"mlgo-compile-server", std::to_string(ProtocolVersion), LLVM_VERSION_STRING}))
     return 1;
-  bool first = true;
+  unsigned served = 0;
   while (auto message = readMessage(in)) {
-    if (first && beforeFirstFork)
-      beforeFirstFork();
-    first = false;
+    if (beforeFork)
+      beforeFork(served++);
     auto request = decodeRequest(*message);
     CompileReply reply;
     if (!request)

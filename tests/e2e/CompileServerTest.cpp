@@ -172,6 +172,11 @@ TEST_F(CompileServer, RegallocThroughLlcEqualsTheExecPath) {
     EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
   // The rewards come from the allocator's remarks, which the server's llc writes.
   EXPECT_FALSE(readFile(Work / "regalloc-on-work/r0/regalloc-remarks.yaml").empty());
+  // The priority advisor likewise.
+  expectServerEqualsExec(corpus("regalloc-corpus"),
+                         "--problem=regalloc-priority --compiler=llc --policy=random:1:3 --num_workers=2", "priority");
+  for (const auto &[module, record] : journalByModule(Work / "priority-on"))
+    EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
 }
 
 // clang's cc1 runs in the children of a server started with --tools=clang:
@@ -309,7 +314,9 @@ ChildCost compileOnce(const std::string &serverPath, const std::string &bitcode,
   mlgo::CompileServerClient client({serverPath, {}, "", "/dev/null"});
   mlgo::SpawnOptions options;
   options.Argv = {"/usr/lib/llvm-22/bin/opt", "-passes=default<Oz>", bitcode, "-o", output};
-  for (int round = 0; round < 2; ++round) { // the first compile also starts the server
+  // The first compile also starts the server, which makes its code private
+  // before the ninth (--private_code_after's default): the tenth is measured.
+  for (int round = 0; round < 10; ++round) {
     rusage before{}, after{};
     ::getrusage(RUSAGE_CHILDREN, &before);
     auto child = client.spawn("opt", options);

@@ -40,8 +40,8 @@ bool warmUp(const std::string &toolLibrary, const std::vector<std::string> &prel
 size_t moveLibraryCodeToAnonymousMemory(const std::vector<std::string> &libraryNames);
 
 /// Greets on `out`, then serves requests from `in` until end of file;
-/// `beforeFirstFork` runs once, when the first request has arrived.
+/// `beforeFork(n)` runs when request n (from 0) has arrived, before its fork.
 /// Returns the process exit code.
-int serve(int in, int out, const std::function<void()> &beforeFirstFork = {});
+int serve(int in, int out, const std::function<void(unsigned)> &beforeFork = {});
 
 } // namespace mlgo::server
