@@ -11,6 +11,8 @@
 #include "mlgo/support/Log.h"
 
 #include <cstdio>
+#include <future>
+#include <optional>
 
 using namespace mlgo;
 
@@ -158,6 +160,22 @@ int main(int argc, char **argv) {
   const std::string &tool = o.Compiler.Kind == CompilerKind::Opt   ? o.Compiler.Opt
                             : o.Compiler.Kind == CompilerKind::Llc ? o.Compiler.Llc
                                                                    : o.Compiler.Clang;
+  // The compile server's probe depends only on the flags: it runs beside
+  // the compiler's and the plugin's (each a few tenths of a second).
+  struct ServerChoice {
+    std::optional<CompileServerDecision> Decision;
+    std::string Error;
+  };
+  CompileServerRequest serverRequest{compileServer, o.Compiler, o.CompileServerPath};
+  std::future<ServerChoice> serverChoice = std::async(std::launch::async, [serverRequest] {
+    ServerChoice choice;
+    auto decision = chooseCompileServer(serverRequest);
+    if (decision)
+      choice.Decision = *decision;
+    else
+      choice.Error = llvm::toString(decision.takeError());
+    return choice;
+  });
   auto caps = probeCompiler(tool, o.Compiler.Kind, o.Decisions);
   if (!caps) {
     log::error(llvm::toString(caps.takeError()));
@@ -216,15 +234,15 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  CompileServerRequest serverRequest{compileServer, o.Compiler, o.CompileServerPath};
-  auto server = chooseCompileServer(serverRequest);
-  if (!server) {
-    log::error(llvm::toString(server.takeError()));
+  ServerChoice server = serverChoice.get();
+  if (!server.Decision) {
+    log::error(server.Error);
     return 1;
   }
-  o.UseCompileServer = server->Use;
-  o.CompileServerReason = server->Reason;
-  log::info(std::string(server->Use ? "compile server: on (" : "compile server: off (") + server->Reason + ")");
+  o.UseCompileServer = server.Decision->Use;
+  o.CompileServerReason = server.Decision->Reason;
+  log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") +
+            o.CompileServerReason + ")");
 
   auto summary = runHarvest(o);
   if (!summary) {
