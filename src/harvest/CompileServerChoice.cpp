@@ -42,6 +42,22 @@ std::string notOurs(const std::string &flag, const std::string &program, const c
   return "";
 }
 
+// Starts a server as the harvest would and stops it. What it printed (e.g.
+// a tool library that does not load) ends the error, through a temporary
+// file when the request names none.
+llvm::Error probeServer(const CompileServerRequest &request, bool clang) {
+  std::string stderrPath = request.ProbeStderrPath;
+  llvm::SmallString<128> temporary;
+  if (stderrPath.empty())
+    stderrPath = llvm::sys::fs::createTemporaryFile("mlgo-compile-server-probe", "stderr", temporary)
+                     ? "/dev/null"
+                     : temporary.str().str();
+  llvm::Error started = CompileServerClient({request.ServerPath, {}, "", stderrPath, clang}).start();
+  if (!temporary.empty())
+    llvm::sys::fs::remove(temporary);
+  return started;
+}
+
 } // namespace
 
 bool isLlcOnlyOption(llvm::StringRef arg) {
@@ -91,8 +107,7 @@ llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerReq
   if (c.Kind == CompilerKind::Clang) {
     if (std::string why = notOurs("clang_path", c.Clang, "clang"); !why.empty())
       return refuse(why);
-    CompileServerClient probe({request.ServerPath, {}, "", request.ProbeStderrPath, /*Clang=*/true});
-    if (llvm::Error e = probe.start())
+    if (llvm::Error e = probeServer(request, /*clang=*/true))
       return refuse(llvm::toString(std::move(e)));
     return CompileServerDecision{true, request.Setting == "on" ? "--compile_server=on"
                                                                : "clang is the LLVM " LLVM_VERSION_STRING
@@ -109,8 +124,7 @@ llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerReq
   for (const std::string &arg : llcArgs)
     if (isLlcOnlyOption(arg))
       return refuse("its llc does not take llc's own option " + arg + " (docs/compile-server.md)");
-  CompileServerClient probe({request.ServerPath, {}, "", request.ProbeStderrPath});
-  if (llvm::Error e = probe.start())
+  if (llvm::Error e = probeServer(request, /*clang=*/false))
     return refuse(llvm::toString(std::move(e)));
   return CompileServerDecision{true, request.Setting == "on" ? "--compile_server=on"
                                                              : "opt and llc are the LLVM " LLVM_VERSION_STRING

@@ -228,6 +228,14 @@ TEST_F(CompileServer, AutoFallsBackToExecForAnotherOptAndOnRefuses) {
   EXPECT_EQ(r.ExitCode, 1);
   EXPECT_NE(r.Err.find("--compile_server=on: --opt_path="), std::string::npos) << r.Err;
 
+  // A server that cannot load its tool library says why, in the error.
+  fs::create_directories(Work / "lonely");
+  fs::copy_file(server(), Work / "lonely/mlgo-compile-server");
+  r = run(harvestCommand(corpus(), Work / "lonely-out",
+                         "--compile_server=on --compile_server_path=" + quote(Work / "lonely/mlgo-compile-server")));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("cannot load " + (Work / "lonely/libMLGOOptLlc.so")), std::string::npos) << r.Err;
+
   // Another clang likewise.
   std::string clangWrapper = writeScript(Work / "bin/clang", "#!/bin/sh\nexec clang-22 \"$@\"\n");
   r = run(harvestCommand(corpus("cxx-corpus"), Work / "clang",

@@ -18,7 +18,7 @@ struct CompileServerRequest {
   std::string Setting = "auto"; // auto, on, off
   CompilerSettings Compiler;
   std::string ServerPath;
-  std::string ProbeStderrPath = "/dev/null";
+  std::string ProbeStderrPath; // the probe server's stderr; "": a temporary file
 };
 
 struct CompileServerDecision {
