@@ -1,46 +1,15 @@
 #include "mlgo/harvest/CompileServerChoice.h"
 
 #include "mlgo/harvest/CompileServerClient.h"
+#include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Program.h"
-
-#ifndef MLGO_LLVM_TOOLS_DIR
-#error "MLGO_LLVM_TOOLS_DIR: the bin directory of the LLVM we link (set by src/CMakeLists.txt)"
-#endif
 
 namespace mlgo {
 namespace {
-
-// The file a program name runs (PATH lookup, symlinks resolved).
-std::string resolvedProgram(const std::string &program) {
-  std::string path = program;
-  if (program.find('/') == std::string::npos) {
-    auto found = llvm::sys::findProgramByName(program);
-    if (!found)
-      return "";
-    path = *found;
-  }
-  llvm::SmallString<256> real;
-  if (llvm::sys::fs::real_path(path, real))
-    return "";
-  return real.str().str();
-}
-
-// Why `program` cannot be replaced by the server's `tool`, or "".
-std::string notOurs(const std::string &flag, const std::string &program, const char *tool) {
-  std::string ours = resolvedProgram(joinPath(MLGO_LLVM_TOOLS_DIR, tool));
-  std::string theirs = resolvedProgram(program);
-  if (theirs.empty())
-    return "--" + flag + "=" + program + " is not found";
-  if (theirs != ours)
-    return "--" + flag + "=" + program + " runs " + theirs + ", not the LLVM " LLVM_VERSION_STRING
-           " the compile server is built with (" + (ours.empty() ? joinPath(MLGO_LLVM_TOOLS_DIR, tool) : ours) + ")";
-  return "";
-}
 
 // Starts a server as the harvest would and stops it. What it printed (e.g.
 // a tool library that does not load) ends the error, through a temporary
@@ -105,7 +74,7 @@ llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerReq
   };
   const CompilerSettings &c = request.Compiler;
   if (c.Kind == CompilerKind::Clang) {
-    if (std::string why = notOurs("clang_path", c.Clang, "clang"); !why.empty())
+    if (std::string why = whyNotOwnLlvmTool("clang_path", c.Clang, "clang"); !why.empty())
       return refuse(why);
     if (llvm::Error e = probeServer(request, /*clang=*/true))
       return refuse(llvm::toString(std::move(e)));
@@ -114,9 +83,9 @@ llvm::Expected<CompileServerDecision> chooseCompileServer(const CompileServerReq
                                                                  " the compile server is built with"};
   }
   if (c.Kind == CompilerKind::Opt)
-    if (std::string why = notOurs("opt_path", c.Opt, "opt"); !why.empty())
+    if (std::string why = whyNotOwnLlvmTool("opt_path", c.Opt, "opt"); !why.empty())
       return refuse(why);
-  if (std::string why = notOurs("llc_path", c.Llc, "llc"); !why.empty())
+  if (std::string why = whyNotOwnLlvmTool("llc_path", c.Llc, "llc"); !why.empty())
     return refuse(why);
   std::vector<std::string> llcArgs = c.LlcFlags;
   if (c.Kind == CompilerKind::Llc)

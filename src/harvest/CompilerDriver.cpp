@@ -1,9 +1,13 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
+#include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -106,44 +110,59 @@ ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem,
   return commands;
 }
 
+std::string trainingLogOption(Problem problem) {
+  return problem == Problem::Inliner         ? "training-log"
+         : problem == Problem::RegallocEvict ? "regalloc-training-log"
+                                             : "regalloc-priority-training-log";
+}
+
 llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, CompilerKind kind, Problem problem) {
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-probe", dir))
     return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
-  std::string out = joinPath(dir, "out"), err = joinPath(dir, "err");
-  CompilerCapabilities caps;
-  for (const char *flag : {"--version", "--help-hidden"}) {
-    std::vector<std::string> argv = {path.str()};
-    if (kind == CompilerKind::Clang && std::string(flag) == "--help-hidden")
-      argv.insert(argv.end(), {"-cc1", "-mllvm"}); // the driver's --help does not list LLVM's options
-    argv.push_back(flag);
-    SpawnOptions spawn{argv, out, err};
+  auto cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(dir); });
+  // Both questions at once: each is a start-up of the compiler, on the
+  // harvest's critical path.
+  std::vector<std::string> version = {path.str(), "--version"}, help = {path.str()};
+  if (kind == CompilerKind::Clang)
+    help.insert(help.end(), {"-cc1", "-mllvm"}); // the driver's --help does not list LLVM's options
+  help.push_back("--help-hidden");
+  std::string versionOut = joinPath(dir, "version.out"), helpOut = joinPath(dir, "help.out");
+  auto start = [&](std::vector<std::string> argv, const std::string &out) {
+    SpawnOptions spawn{std::move(argv), out, joinPath(dir, "err")};
     spawn.ConfineWritesTo = dir.str().str();
-    auto child = ChildProcess::spawn(spawn);
-    if (!child) {
-      llvm::sys::fs::remove_directories(dir);
-      return child.takeError();
-    }
-    ExitStatus status = child->wait();
-    std::string text = fileTail(out, 1 << 22);
-    if (std::string(flag) == "--version") {
-      if (!status.ok()) {
-        llvm::sys::fs::remove_directories(dir);
-        return llvm::createStringError("%s --version failed (%s): is it an LLVM tool?", path.str().c_str(),
-                                       status.describe().c_str());
-      }
-      std::smatch m;
-      static const std::regex Version("(LLVM|clang) version (\\d+)");
-      if (std::regex_search(text, m, Version))
-        caps.MajorVersion = std::stoi(m[2]);
-    } else {
-      const char *logFlag = problem == Problem::Inliner         ? "-training-log="
-                            : problem == Problem::RegallocEvict ? "-regalloc-training-log="
-                                                                : "-regalloc-priority-training-log=";
-      caps.DevelopmentMode = text.find(logFlag) != std::string::npos;
-    }
-  }
-  llvm::sys::fs::remove_directories(dir);
+    return ChildProcess::spawn(spawn);
+  };
+  auto versionChild = start(version, versionOut);
+  if (!versionChild)
+    return versionChild.takeError();
+  auto helpChild = start(help, helpOut);
+  if (!helpChild)
+    return helpChild.takeError();
+  ExitStatus versionStatus = versionChild->wait();
+  helpChild->wait();
+
+  CompilerCapabilities caps;
+  if (!versionStatus.ok())
+    return llvm::createStringError("%s --version failed (%s): is it an LLVM tool?", path.str().c_str(),
+                                   versionStatus.describe().c_str());
+  std::string text = fileTail(versionOut, 1 << 22);
+  std::smatch m;
+  static const std::regex Version("(LLVM|clang) version (\\d+)");
+  if (std::regex_search(text, m, Version))
+    caps.MajorVersion = std::stoi(m[2]);
+  caps.DevelopmentMode = fileTail(helpOut, 1 << 22).find("-" + trainingLogOption(problem) + "=") != std::string::npos;
+  return caps;
+}
+
+llvm::Expected<CompilerCapabilities> compilerCapabilities(const std::string &path, CompilerKind kind, Problem problem) {
+  const char *tool = kind == CompilerKind::Opt ? "opt" : kind == CompilerKind::Llc ? "llc" : "clang";
+  if (!isOwnLlvmTool(path, tool))
+    return probeCompiler(path, kind, problem);
+  // It runs the libLLVM this process has loaded: its options are ours.
+  CompilerCapabilities caps;
+  caps.MajorVersion = LLVM_VERSION_MAJOR;
+  caps.DevelopmentMode = llvm::cl::getRegisteredOptions().count(trainingLogOption(problem)) != 0;
   return caps;
 }
 

@@ -176,8 +176,7 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // async-signal-safe calls. That includes the Landlock ruleset and the
   // environment with TMPDIR in the confined directory.
   WriteConfinement confinement;
-  std::string tmpdir;
-  std::vector<char *> environment;
+  std::vector<std::string> setEnvironment = options.Environment;
   if (!options.ConfineWritesTo.empty()) {
     auto made = WriteConfinement::beneath(options.ConfineWritesTo, options.AlsoWritable);
     if (!made) {
@@ -185,11 +184,24 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       return made.takeError();
     }
     confinement = std::move(*made);
-    tmpdir = "TMPDIR=" + options.ConfineWritesTo;
+    setEnvironment.push_back("TMPDIR=" + options.ConfineWritesTo);
+  }
+  // Ours, less every variable the options set, then theirs.
+  std::vector<char *> environment;
+  if (!setEnvironment.empty()) {
+    auto isSet = [&](const char *entry) {
+      for (const std::string &set : setEnvironment) {
+        size_t name = set.find('=') + 1;
+        if (std::strncmp(entry, set.c_str(), name) == 0)
+          return true;
+      }
+      return false;
+    };
     for (char **entry = environ; *entry; ++entry)
-      if (std::strncmp(*entry, "TMPDIR=", 7) != 0)
+      if (!isSet(*entry))
         environment.push_back(*entry);
-    environment.push_back(tmpdir.data());
+    for (std::string &set : setEnvironment)
+      environment.push_back(set.data());
     environment.push_back(nullptr);
   }
   const int rulesetFd = confinement.fd();

@@ -183,4 +183,22 @@ TEST(ChildProcess, NoHandlerOfOursRunsInAStartingChild) {
   EXPECT_NE(WEXITSTATUS(status), 2) << "the signals never reached the experiment";
 }
 
+TEST(ChildProcess, TheEnvironmentOptionReplacesOrAddsVariablesAndConfinementSetsTmpdir) {
+  TempDir dir;
+  ::setenv("MLGO_TEST_REPLACED", "ours", 1);
+  ::setenv("MLGO_TEST_KEPT", "kept", 1);
+  SpawnOptions options;
+  options.Argv = {"/bin/sh", "-c", "env | grep '^MLGO_TEST_\\|^TMPDIR=' | sort"};
+  options.StdoutPath = dir / "out";
+  options.Environment = {"MLGO_TEST_REPLACED=theirs", "MLGO_TEST_ADDED=new"};
+  options.ConfineWritesTo = dir.path();
+  auto child = ChildProcess::spawn(options);
+  ASSERT_TRUE(static_cast<bool>(child)) << llvm::toString(child.takeError());
+  EXPECT_TRUE(child->wait().ok());
+  EXPECT_EQ(readFile(dir / "out"),
+            "MLGO_TEST_ADDED=new\nMLGO_TEST_KEPT=kept\nMLGO_TEST_REPLACED=theirs\nTMPDIR=" + dir.path() + "\n");
+  ::unsetenv("MLGO_TEST_REPLACED");
+  ::unsetenv("MLGO_TEST_KEPT");
+}
+
 } // namespace

@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
       choice.Error = llvm::toString(decision.takeError());
     return choice;
   });
-  auto caps = probeCompiler(tool, o.Compiler.Kind, o.Decisions);
+  auto caps = compilerCapabilities(tool, o.Compiler.Kind, o.Decisions);
   if (!caps) {
     log::error(llvm::toString(caps.takeError()));
     return 1;

@@ -18,7 +18,8 @@
 // would look them up again (on an empty module, a tenth of its page faults
 // were the dynamic linker's). Under LD_BIND_NOW the dynamic linker binds
 // every library at start-up, so the server runs itself again once with it,
-// and takes it out of the environment its children's tools see.
+// and takes it out of the environment its children's tools see. harvest-logs
+// starts it with both variables set, which saves that second start-up.
 void bindEveryLibraryNow(char **argv) {
   constexpr const char *Marker = "MLGO_COMPILE_SERVER_BOUND";
   if (std::getenv(Marker)) {

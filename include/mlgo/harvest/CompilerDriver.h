@@ -61,5 +61,10 @@ struct CompilerCapabilities {
 };
 /// clang is probed through `-cc1 -mllvm --help-hidden`.
 llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, CompilerKind kind, Problem problem);
+/// The probe's answer, without starting the compiler when it is our own
+/// LLVM's (OwnLlvmTools.h): two start-ups off every harvest's critical path.
+llvm::Expected<CompilerCapabilities> compilerCapabilities(const std::string &path, CompilerKind kind, Problem problem);
+/// The development-mode option that writes `problem`'s training log.
+std::string trainingLogOption(Problem problem);
 
 } // namespace mlgo

@@ -31,6 +31,8 @@ struct SpawnOptions {
   /// Landlock in the kernel only TMPDIR is set (landlockSupport() says why).
   std::string ConfineWritesTo;
   std::vector<std::string> AlsoWritable; // with ConfineWritesTo: more directories the user allows
+  /// "NAME=VALUE" entries that replace or join our environment in the child's.
+  std::vector<std::string> Environment;
 };
 
 /// The step at which a child failed before running its program (shared
