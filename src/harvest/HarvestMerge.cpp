@@ -528,6 +528,8 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
                                    "interrupted: nothing was written. Run the same command again to merge");
   };
 
+  // Every shard's header promises a sites file beside each log, or none does.
+  bool sites = options && options->is_object() && options->value("decision_sites", false);
   std::string defaultSizes;
   std::vector<const HarvestRecord *> lines;
   std::map<std::string, const HarvestRecord *> records;
@@ -552,6 +554,9 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     std::string to = harvestLogPath(staging, name);
     if (llvm::Error e = placeLog(harvestLogPath(shard.Dir, name), to, o.HardLink))
       return e;
+    if (sites)
+      if (llvm::Error e = placeLog(harvestSitesPath(shard.Dir, name), harvestSitesPath(staging, name), o.HardLink))
+        return e;
     for (std::string dir = parentOf(to); dir.size() > staging.size() && directories.insert(dir).second;)
       dir = parentOf(dir);
     ++result.Logs;
@@ -563,6 +568,8 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"), sizesHeader + defaultSizes))
       return e;
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
+  if (sites)
+    summary["decision_sites"] = {{"written", true}, {"reason", ""}};
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))
     return e;
   // Every name made in the staging tree is durable before the rename that

@@ -49,6 +49,21 @@ using ModuleRecord = HarvestRecord;
 
 std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
+// How many newline-terminated lines a file of ours has.
+llvm::Expected<size_t> countLines(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: %s", path.c_str(), buffer.getError().message().c_str());
+  return static_cast<size_t>(std::count((*buffer)->getBufferStart(), (*buffer)->getBufferEnd(), '\n'));
+}
+
+// A module's log and the sites file that describes it come and go together.
+std::error_code removeLog(const HarvestOptions &o, const std::string &module) {
+  if (std::error_code ec = llvm::sys::fs::remove(harvestSitesPath(o.OutputDir, module)))
+    return ec;
+  return llvm::sys::fs::remove(logPath(o, module));
+}
+
 class Harvest {
 public:
   Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
@@ -254,6 +269,8 @@ private:
     advisor.PluginPath = Options.PluginPath;
     advisor.PluginPolicy = pluginPolicy(Options.Policy);
     advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
+    if (decisionSitesWritten(Options))
+      advisor.SitesFile = joinPath(work, "sites.jsonl");
 
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
@@ -339,6 +356,18 @@ private:
     }
     // Durable before the journal line that names it (docs/harvest-logs.md); a
     // copy when the work directory is on another file system (--explicit_temps_dir).
+    // The sites file goes first: a log in place promises its sites.
+    if (!advisor.SitesFile.empty()) {
+      if (!checkSites(advisor.SitesFile, record))
+        return;
+      llvm::Error placed = syncFile(advisor.SitesFile);
+      if (!placed)
+        placed = moveFile(advisor.SitesFile, harvestSitesPath(Options.OutputDir, module.Name));
+      if (placed) {
+        writeFailed(record, std::move(placed));
+        return;
+      }
+    }
     llvm::Error moved = syncFile(produced);
     if (!moved)
       moved = moveFile(produced, destination);
@@ -349,6 +378,20 @@ private:
       return;
     }
     record.LogWritten = true;
+  }
+
+  // The plugin writes one site per observation; a sites file that does not
+  // align with the log would mislead every reader.
+  bool checkSites(const std::string &path, ModuleRecord &record) {
+    auto lines = countLines(path);
+    if (lines && *lines == record.Decisions)
+      return true;
+    record.Status = "failed";
+    record.Reason = "bad_decision_sites";
+    record.Detail = lines ? "the plugin's sites file has " + std::to_string(*lines) + " records for " +
+                                std::to_string(record.Decisions) + " decisions"
+                          : "cannot read the plugin's sites file: " + llvm::toString(lines.takeError());
+    return false;
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -440,6 +483,13 @@ llvm::Error writeDataset(const HarvestOptions &options, const std::vector<Planne
 
 std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outputDir, "harvest.jsonl"); }
 
+bool decisionSitesWritten(const HarvestOptions &o) { return o.DecisionSites && o.Mode == AdvisorMode::Plugin; }
+
+std::string decisionSitesUnavailable(const HarvestOptions &o) {
+  return std::string("no sites files in ") + modeName(o.Mode) +
+         " mode: the compiler does not say which call site it asks about (the plugin does: --mode=plugin)";
+}
+
 nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
   nlohmann::ordered_json j;
   j["corpus"] = o.CorpusDir;
@@ -459,6 +509,9 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
   // interactive mode's log byte for byte, so a shard whose plugin probe
   // failed once (and ran interactive) still resumes its own journal.
   j["log_format"] = o.Mode == AdvisorMode::Development ? "development" : "interactive";
+  // Absent unless written: earlier journals stay comparable.
+  if (decisionSitesWritten(o))
+    j["decision_sites"] = true;
   j["policy"] = o.Policy.describe();
   // A shard directory belongs to one shard of one N (a resubmitted task
   // with another index must not mix its modules into it).
@@ -487,6 +540,9 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
                          {"reason", o.CompileServerReason},
                          {"peak_rss_kb", CompileServerPeakRssKb},
                          {"starts", CompileServerStarts}};
+  if (o.DecisionSites)
+    j["decision_sites"] = {{"written", decisionSitesWritten(o)},
+                           {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -553,7 +609,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
       log::info(line.Record.Module + ": removing logs/" + line.Record.Module + ".log, which its journal record (" +
                 line.Record.Status + ", log_written " + (line.Record.LogWritten ? "true" : "false") +
                 ") does not describe");
-      if (std::error_code ec = llvm::sys::fs::remove(logPath(options, line.Record.Module)))
+      if (std::error_code ec = removeLog(options, line.Record.Module))
         return llvm::createStringError(ec, "cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
                                        ec.message().c_str());
     }
@@ -627,13 +683,13 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           // (the signal came during the reward's compile) goes too, so that
           // the journal describes every log in the directory.
           if (record.LogWritten)
-            llvm::sys::fs::remove(logPath(options, record.Module));
+            removeLog(options, record.Module);
           return;
         }
         // Redone and without a log now (failed, timed out, no decisions): the
         // earlier run's log goes before the record that says so is written.
         if (!record.LogWritten)
-          if (std::error_code ec = llvm::sys::fs::remove(logPath(options, record.Module)))
+          if (std::error_code ec = removeLog(options, record.Module))
             harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
         if (llvm::Error e = journal.append(record.toJson()))
           harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone

@@ -43,7 +43,17 @@ struct HarvestOptions {
   bool UseCompileServer = false;
   std::string CompileServerReason; // why (summary.json)
   std::string CompileServerPath;
+  /// --decision_sites: with each log, which call site each decision was
+  /// about (plugin mode only: see decisionSitesWritten).
+  bool DecisionSites = false;
 };
+
+/// Whether the run writes sites files: requested, and in plugin mode (in
+/// interactive and development mode the compiler does not say which call
+/// site it asks about).
+bool decisionSitesWritten(const HarvestOptions &options);
+/// Why a run that asked for sites files writes none.
+std::string decisionSitesUnavailable(const HarvestOptions &options);
 
 struct HarvestSummary {
   size_t Planned = 0, Ok = 0, Failed = 0, TimedOut = 0, Skipped = 0;
