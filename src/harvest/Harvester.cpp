@@ -1,5 +1,6 @@
 #include "mlgo/harvest/Harvester.h"
 
+#include "mlgo/harvest/BaselineCache.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
@@ -93,6 +94,13 @@ public:
           DefaultSizes[module] = entry.first;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
+      if (!Options.BaselineCacheDir.empty()) {
+        auto cache = BaselineCache::open(Options.BaselineCacheDir);
+        if (!cache)
+          return cache.takeError();
+        Baselines.emplace(std::move(*cache));
+        CompilerIdentity = compilerIdentity(Options.Compiler);
+      }
     }
     return llvm::Error::success();
   }
@@ -414,8 +422,27 @@ private:
                                       CompileServerClient *server, ModuleRecord &record) {
     {
       std::lock_guard<std::mutex> lock(SizesMutex);
-      if (auto it = DefaultSizes.find(module); it != DefaultSizes.end())
+      if (auto it = DefaultSizes.find(module); it != DefaultSizes.end()) {
+        ++BaselinesCached;
         return it->second;
+      }
+    }
+    // The shared cache, by what the baseline depends on (BaselineCache.h).
+    std::optional<std::string> key;
+    if (Baselines) {
+      auto bitcode = llvm::MemoryBuffer::getFile(in.Bitcode, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      if (bitcode) {
+        key = baselineKey({Options.Decisions, Options.Compiler, CompilerIdentity, in.CommandLine},
+                          (*bitcode)->getBuffer());
+        std::string why;
+        if (std::optional<uint64_t> cached = Baselines->lookup(*key, &why)) {
+          ++BaselinesCached;
+          remember(module, *cached);
+          return cached;
+        }
+        if (why != "absent")
+          log::warning(module + ": not using its baseline cache entry (" + why + "): recomputing it");
+      }
     }
     std::string baselineWork = joinPath(work, "baseline");
     llvm::sys::fs::create_directories(baselineWork);
@@ -436,19 +463,34 @@ private:
       record.Detail = "the default-inliner compile for the reward failed: " + llvm::toString(size.takeError());
       return std::nullopt;
     }
-    std::lock_guard<std::mutex> lock(SizesMutex);
-    DefaultSizes[module] = *size;
-    // A lost cache line only costs a recompile.
-    llvm::consumeError(DefaultSizeCache.append({{"module", module}, {"native_size", *size}}));
+    ++BaselinesComputed;
+    // A lost cache entry only costs a recompile.
+    if (key)
+      if (llvm::Error e = Baselines->store(*key, *size, module))
+        log::warning(module + ": cannot store its baseline in the cache: " + llvm::toString(std::move(e)));
+    remember(module, *size);
     return *size;
   }
 
+  void remember(const std::string &module, uint64_t size) {
+    std::lock_guard<std::mutex> lock(SizesMutex);
+    DefaultSizes[module] = size;
+    // A lost cache line only costs a recompile.
+    llvm::consumeError(DefaultSizeCache.append({{"module", module}, {"native_size", size}}));
+  }
+
+public:
+  std::atomic<size_t> BaselinesComputed{0}, BaselinesCached{0};
+
+private:
   const HarvestOptions &Options;
   const CorpusDescription &Corpus;
   std::string StateDir;
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   JournalAppender DefaultSizeCache;
+  std::optional<BaselineCache> Baselines; // --baseline_cache
+  std::string CompilerIdentity;
   mutable std::mutex StopMutex;
   std::optional<std::string> StopReason;
   std::atomic<bool> Stopped{false};
@@ -540,6 +582,7 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
                          {"reason", o.CompileServerReason},
                          {"peak_rss_kb", CompileServerPeakRssKb},
                          {"starts", CompileServerStarts}};
+  j["baselines"] = {{"computed", BaselinesComputed}, {"cached", BaselinesCached}};
   if (o.DecisionSites)
     j["decision_sites"] = {{"written", decisionSitesWritten(o)},
                            {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
@@ -715,6 +758,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     }
   servers.clear();
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.BaselinesComputed = harvest.BaselinesComputed;
+  summary.BaselinesCached = harvest.BaselinesCached;
   if (llvm::Error e = journal.close())
     harvest.stop(llvm::toString(std::move(e)));
   summary.Interrupted = interruptRequested();

@@ -46,6 +46,9 @@ struct HarvestOptions {
   /// --decision_sites: with each log, which call site each decision was
   /// about (plugin mode only: see decisionSitesWritten).
   bool DecisionSites = false;
+  /// --baseline_cache: a directory of default-policy native sizes shared
+  /// with other runs (BaselineCache.h); "" = none.
+  std::string BaselineCacheDir;
 };
 
 /// Whether the run writes sites files: requested, and in plugin mode (in
@@ -69,6 +72,9 @@ struct HarvestSummary {
   /// The compile servers' largest peak RSS and how often one was started.
   long CompileServerPeakRssKb = 0;
   unsigned CompileServerStarts = 0;
+  /// Default-policy baselines compiled this run, and taken from a cache
+  /// (this directory's default_sizes.jsonl or --baseline_cache).
+  size_t BaselinesComputed = 0, BaselinesCached = 0;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 
