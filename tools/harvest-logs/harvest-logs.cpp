@@ -5,16 +5,71 @@
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/PluginMode.h"
+#include "mlgo/harvest/PolicyBatch.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
+#include "mlgo/support/PathUtil.h"
 
 #include <cstdio>
 #include <future>
 #include <optional>
 
 using namespace mlgo;
+
+// The mode that runs o.Policy (ModeSelection.h), and whether it can run at
+// all with this compiler; the error says why not.
+llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const std::string &pluginPath,
+                             const std::string &tool, const CompilerCapabilities *caps, const std::string &policy,
+                             const std::string &problem) {
+  auto fail = [](const std::string &message) { return llvm::createStringError("%s", message.c_str()); };
+  ModeRequest request{mode, o.Decisions, o.Compiler, o.Policy, pluginPath, tool, std::min(o.TimeoutSeconds, 30.0)};
+  auto choice = chooseMode(request, *caps);
+  if (!choice)
+    return choice.takeError();
+  o.Mode = choice->Mode;
+  o.ModeReason = choice->Reason;
+  o.PluginPath = pluginPath;
+  log::info(std::string("compiler: ") + tool + " (LLVM " + std::to_string(caps->MajorVersion) + "), " +
+            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " + modeName(o.Mode) + " mode (" +
+            o.ModeReason + ")");
+  if (mode == "auto" && !choice->PluginFallback.empty() && o.Decisions == Problem::Inliner)
+    log::warning("not using the in-process plugin: " + choice->PluginFallback);
+  if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
+    return fail("--policy=" + policy + " runs only inside the compiler: use --mode=plugin (or auto)");
+  }
+  if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
+    if (o.Policy.How == PolicySpec::Kind::Model)
+      return fail("--policy=model:DIR needs a development-mode (TFLite) LLVM, and " + tool +
+                  " has none; evaluate the same directory natively instead: --policy=tflite:DIR");
+    return fail(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
+                       "--mode=interactive");
+  }
+  if (o.Mode == AdvisorMode::Interactive) {
+    if (o.Policy.How == PolicySpec::Kind::Model) {
+      return fail("--policy=model:DIR needs a development-mode (TFLite) LLVM; with " + tool +
+                  " evaluate the same directory natively instead: --policy=tflite:DIR");
+    }
+    if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
+      return fail("--policy=default: in interactive mode the compiler sends no default " + problem +
+                  " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development). "
+                  "Interactively, use --policy=random:P or --policy=exec:CMD");
+    }
+    if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
+      return fail(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
+                  ", whose interactive inliner writes the default decision into the callee_basic_block_count "
+                  "feature instead of inlining_default (fixed by llvm-project#141453): use LLVM 21 or later, "
+                  "e.g. --opt_path=opt-22");
+    }
+  } else if (o.Mode == AdvisorMode::Development &&
+             (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
+              o.Policy.How == PolicySpec::Kind::TFLite)) {
+    return fail("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
+  }
+
+  return llvm::Error::success();
+}
 
 int main(int argc, char **argv) {
   CLI::App app{"Compile every module of an MLGO corpus with the ML inliner advisor in place, in parallel, and write "
@@ -79,6 +134,16 @@ int main(int argc, char **argv) {
                  "policy directory (model.tflite + output_spec.json) evaluated natively by the harvester, "
                  "interactive mode (no TFLite LLVM needed).")
       ->capture_default_str();
+  std::vector<std::string> policies;
+  app.add_option("--policies", policies,
+                 "Batch evaluation: harvest each of these policies (comma-separated --policy specs, e.g. "
+                 "default,tflite:p0,tflite:p1) over the same modules, each into OUT/policies/<k>/, sharing one "
+                 "baseline cache (--baseline_cache, else OUT/baselines) so that each module's default size is "
+                 "compiled once; then write OUT/evaluation.jsonl (policy x module: status, native size, default "
+                 "size, reward, decisions) and OUT/evaluation.json (per-policy totals). A policy that cannot run "
+                 "costs its own cells only.")
+      ->delimiter(',')
+      ->excludes("--policy");
   app.add_option("--modules_filter,--module_filter", filter,
                  "Only modules whose name matches this regex at its start (Python re.match).");
   app.add_option("--sampling_rate", o.Selection.SamplingRate,
@@ -161,7 +226,14 @@ int main(int argc, char **argv) {
     o.ProgressInterval = 0;
   if (llvm::Error e = parseShard(shard, o.Selection))
     return usage(llvm::toString(std::move(e)));
-  auto spec = parsePolicy(policy);
+  std::vector<PolicySpec> batchSpecs;
+  for (const std::string &text : policies) {
+    auto parsed = parsePolicy(text);
+    if (!parsed)
+      return usage("--policies: " + text + ": " + llvm::toString(parsed.takeError()));
+    batchSpecs.push_back(*parsed);
+  }
+  auto spec = parsePolicy(policies.empty() ? policy : "default");
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
   o.Policy = *spec;
@@ -190,58 +262,20 @@ int main(int argc, char **argv) {
     log::error(llvm::toString(caps.takeError()));
     return 1;
   }
-  ModeRequest request{mode, o.Decisions, o.Compiler, o.Policy, pluginPath, tool, std::min(o.TimeoutSeconds, 30.0)};
-  auto choice = chooseMode(request, *caps);
-  if (!choice) {
-    log::error(llvm::toString(choice.takeError()));
-    return 1;
+  // A batch: each policy's mode and whether it can run, decided alike.
+  std::vector<BatchPolicy> batch;
+  for (size_t k = 0; k < batchSpecs.size(); ++k) {
+    BatchPolicy p{policies[k], o, ""};
+    p.Options.Policy = batchSpecs[k];
+    if (llvm::Error e = choosePolicyMode(p.Options, mode, pluginPath, tool, &*caps, policies[k], problem))
+      p.SetupError = llvm::toString(std::move(e));
+    batch.push_back(std::move(p));
   }
-  o.Mode = choice->Mode;
-  o.ModeReason = choice->Reason;
-  o.PluginPath = pluginPath;
-  log::info(std::string("compiler: ") + tool + " (LLVM " + std::to_string(caps->MajorVersion) + "), " +
-            (caps->DevelopmentMode ? "with" : "without") + " development mode; using " + modeName(o.Mode) + " mode (" +
-            o.ModeReason + ")");
-  if (mode == "auto" && !choice->PluginFallback.empty() && o.Decisions == Problem::Inliner)
-    log::warning("not using the in-process plugin: " + choice->PluginFallback);
-  if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
-    log::error("--policy=" + policy + " runs only inside the compiler: use --mode=plugin (or auto)");
-    return 1;
-  }
-  if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
-    if (o.Policy.How == PolicySpec::Kind::Model)
-      log::error("--policy=model:DIR needs a development-mode (TFLite) LLVM, and " + tool +
-                 " has none; evaluate the same directory natively instead: --policy=tflite:DIR");
-    else
-      log::error(tool + " has no development mode (-training-log is unknown: it is not built with TFLite); use "
-                        "--mode=interactive");
-    return 1;
-  }
-  if (o.Mode == AdvisorMode::Interactive) {
-    if (o.Policy.How == PolicySpec::Kind::Model) {
-      log::error("--policy=model:DIR needs a development-mode (TFLite) LLVM; with " + tool +
-                 " evaluate the same directory natively instead: --policy=tflite:DIR");
+  if (batch.empty())
+    if (llvm::Error e = choosePolicyMode(o, mode, pluginPath, tool, &*caps, policy, problem)) {
+      log::error(llvm::toString(std::move(e)));
       return 1;
     }
-    if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
-      log::error("--policy=default: in interactive mode the compiler sends no default " + problem +
-                 " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development). "
-                 "Interactively, use --policy=random:P or --policy=exec:CMD");
-      return 1;
-    }
-    if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
-      log::error(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
-                 ", whose interactive inliner writes the default decision into the callee_basic_block_count "
-                 "feature instead of inlining_default (fixed by llvm-project#141453): use LLVM 21 or later, "
-                 "e.g. --opt_path=opt-22");
-      return 1;
-    }
-  } else if (o.Mode == AdvisorMode::Development &&
-             (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
-              o.Policy.How == PolicySpec::Kind::TFLite)) {
-    log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
-    return 1;
-  }
 
   if (o.DecisionSites && !decisionSitesWritten(o))
     log::warning("--decision_sites: " + decisionSitesUnavailable(o));
@@ -255,6 +289,28 @@ int main(int argc, char **argv) {
   o.CompileServerReason = server.Decision->Reason;
   log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") +
             o.CompileServerReason + ")");
+
+  if (!batch.empty()) {
+    for (BatchPolicy &p : batch)
+      p.Options.UseCompileServer = o.UseCompileServer, p.Options.CompileServerReason = o.CompileServerReason;
+    auto result = runPolicyBatch(std::move(batch), o.OutputDir, o.BaselineCacheDir);
+    if (!result) {
+      log::error(llvm::toString(result.takeError()));
+      return 1;
+    }
+    log::info(std::to_string(result->Policies) + " policies (" + std::to_string(result->FailedPolicies) +
+              " could not run), " + std::to_string(result->Cells) + " cells, " + std::to_string(result->FailedCells) +
+              " not ok. Table: " + joinPath(o.OutputDir, "evaluation.jsonl"));
+    if (result->Stopped) {
+      log::error("stopped: " + *result->Stopped + ". Run the same command again to resume.");
+      return 1;
+    }
+    if (result->Interrupted) {
+      log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
+      return InterruptedExitCode;
+    }
+    return strict && result->FailedCells ? 3 : 0;
+  }
 
   auto summary = runHarvest(o);
   if (!summary) {

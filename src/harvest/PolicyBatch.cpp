@@ -1,0 +1,144 @@
+#include "mlgo/harvest/PolicyBatch.h"
+
+#include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/harvest/HarvestJournal.h"
+#include "mlgo/harvest/ModulePlan.h"
+#include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/Interrupt.h"
+#include "mlgo/support/Log.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cmath>
+#include <map>
+
+namespace mlgo {
+
+std::string batchPolicyDir(const std::string &outputDir, size_t k) {
+  return joinPath(joinPath(outputDir, "policies"), std::to_string(k));
+}
+
+llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, const std::string &outputDir,
+                                           const std::string &baselineCache) {
+  if (policies.empty())
+    return llvm::createStringError("--policies: no policy given");
+  // The cells every policy owes: the selection, planned once.
+  const HarvestOptions &first = policies.front().Options;
+  auto corpus = readCorpusDescription(first.CorpusDir);
+  if (!corpus)
+    return corpus.takeError();
+  auto plan = planModules(*corpus, first.CorpusDir, first.Selection);
+  if (!plan)
+    return plan.takeError();
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return llvm::createStringError(ec, "cannot create %s: %s", outputDir.c_str(), ec.message().c_str());
+
+  BatchResult result;
+  result.Policies = policies.size();
+  std::vector<std::string> runErrors(policies.size());
+  for (size_t k = 0; k < policies.size() && !result.Interrupted && !result.Stopped; ++k) {
+    BatchPolicy &p = policies[k];
+    p.Options.OutputDir = batchPolicyDir(outputDir, k);
+    p.Options.BaselineCacheDir = baselineCache.empty() ? joinPath(outputDir, "baselines") : baselineCache;
+    if (!p.SetupError.empty()) {
+      log::error("policy " + std::to_string(k) + " (" + p.Spec + ") cannot run: " + p.SetupError);
+      continue;
+    }
+    log::info("policy " + std::to_string(k) + " of " + std::to_string(policies.size()) + ": " + p.Spec + " into " +
+              p.Options.OutputDir);
+    auto summary = runHarvest(p.Options);
+    if (!summary) {
+      runErrors[k] = llvm::toString(summary.takeError());
+      log::error("policy " + std::to_string(k) + " (" + p.Spec + "): " + runErrors[k]);
+      continue;
+    }
+    result.BaselinesComputed += summary->BaselinesComputed;
+    result.BaselinesCached += summary->BaselinesCached;
+    result.Interrupted = summary->Interrupted;
+    result.Stopped = summary->Stopped;
+  }
+
+  // The table: one cell per policy and planned module, from each harvest's
+  // journal (what a resumed or earlier run finished counts too).
+  std::string table;
+  nlohmann::ordered_json totals = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < policies.size(); ++k) {
+    const BatchPolicy &p = policies[k];
+    std::string error = !p.SetupError.empty() ? p.SetupError : runErrors[k];
+    std::map<std::string, HarvestRecord> records;
+    if (error.empty()) {
+      auto journal = readHarvestJournal(harvestJournalPath(p.Options.OutputDir));
+      if (!journal)
+        error = llvm::toString(journal.takeError());
+      else
+        for (HarvestJournalLine &line : journal->Latest)
+          records[line.Record.Module] = std::move(line.Record);
+    }
+    size_t ok = 0, failed = 0, missing = 0, decisions = 0, rewarded = 0;
+    uint64_t size = 0, defaultSize = 0;
+    double rewardSum = 0;
+    for (const PlannedModule &module : *plan) {
+      nlohmann::ordered_json cell = {{"policy", p.Spec}, {"policy_index", k}, {"module", module.Name}};
+      auto it = records.find(module.Name);
+      if (!error.empty()) {
+        cell["status"] = "failed", cell["reason"] = "policy_failed", cell["detail"] = error;
+        ++failed;
+      } else if (it == records.end()) {
+        cell["status"] = "missing", cell["detail"] = "not harvested (interrupted, or another shard's)";
+        ++missing;
+      } else {
+        const HarvestRecord &r = it->second;
+        cell["status"] = r.Status;
+        if (!r.ok())
+          cell["reason"] = r.Reason, cell["detail"] = r.Detail;
+        cell["decisions"] = r.Decisions;
+        cell["native_size"] = r.NativeSize ? nlohmann::ordered_json(*r.NativeSize) : nullptr;
+        cell["default_size"] = r.DefaultSize ? nlohmann::ordered_json(*r.DefaultSize) : nullptr;
+        cell["reward"] = r.Reward ? nlohmann::ordered_json(*r.Reward) : nullptr;
+        if (r.ok()) {
+          ++ok;
+          decisions += r.Decisions;
+          size += r.NativeSize.value_or(0);
+          // The default policy is its own baseline.
+          defaultSize += r.DefaultSize.value_or(r.NativeSize.value_or(0));
+          if (r.Reward)
+            rewardSum += *r.Reward, ++rewarded;
+        } else {
+          ++failed;
+        }
+      }
+      result.Cells += 1;
+      result.FailedCells += cell["status"] != "ok";
+      table += cell.dump() + "\n";
+    }
+    result.FailedPolicies += !error.empty();
+    nlohmann::ordered_json total = {{"policy", p.Spec},
+                                    {"policy_index", k},
+                                    {"directory", p.Options.OutputDir},
+                                    {"ok", ok},
+                                    {"failed", failed},
+                                    {"missing", missing},
+                                    {"decisions", decisions},
+                                    {"native_size", size},
+                                    {"default_size", defaultSize},
+                                    {"size_change", defaultSize ? static_cast<double>(size) / defaultSize - 1 : 0.0},
+                                    {"mean_reward", rewarded ? nlohmann::ordered_json(rewardSum / rewarded) : nullptr},
+                                    {"error", error}};
+    totals.push_back(std::move(total));
+  }
+  if (llvm::Error e = writeFileAtomically(joinPath(outputDir, "evaluation.jsonl"), table))
+    return e;
+  nlohmann::ordered_json summary = {
+      {"modules", plan->size()},
+      {"policies", totals},
+      {"cells", result.Cells},
+      {"failed_cells", result.FailedCells},
+      {"baselines", {{"computed", result.BaselinesComputed}, {"cached", result.BaselinesCached}}},
+      {"interrupted", result.Interrupted}};
+  if (llvm::Error e = writeFileAtomically(joinPath(outputDir, "evaluation.json"), summary.dump(2) + "\n"))
+    return e;
+  return result;
+}
+
+} // namespace mlgo
