@@ -114,6 +114,10 @@ TEST_F(DecisionSites, OneSitePerObservationInLogOrderNamingRealFunctions) {
   EXPECT_GT(flipped, 10u) << "the random policy should disagree with the default at some sites";
   nlohmann::json summary = harvestSummary(with);
   EXPECT_EQ(summary["decision_sites"]["written"], true);
+  std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
+  std::string check = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " ";
+  mustRun(check + quote(formats + "harvest_summary.schema.json") + " " + quote(with + "/summary.json"));
+  mustRun(check + "--lines " + quote(formats + "harvest_journal.schema.json") + " " + quote(with + "/harvest.jsonl"));
   std::ifstream journal(with + "/harvest.jsonl");
   std::string header;
   std::getline(journal, header);

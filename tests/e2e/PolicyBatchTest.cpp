@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 using namespace mlgo;
@@ -103,6 +104,15 @@ TEST_F(PolicyBatch, EveryCellEqualsASeparateHarvestAndTheTableIsDeterministic) {
   EXPECT_EQ(summary["baselines"]["cached"], 6);
   EXPECT_EQ(summary["policies"].size(), 3u);
   EXPECT_EQ(summary["policies"][1]["ok"], 6);
+
+  std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
+  std::string check = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " ";
+  mustRun(check + "--lines " + quote(formats + "evaluation_cell.schema.json") + " " + quote(Work / "batch/evaluation.jsonl"));
+  mustRun(check + quote(formats + "evaluation_summary.schema.json") + " " + quote(Work / "batch/evaluation.json"));
+  mustRun(check + quote(formats + "harvest_summary.schema.json") + " " + quote(Work / "batch/policies/1/summary.json"));
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(Work / "batch/baselines"))
+    if (entry.is_regular_file())
+      mustRun(check + quote(formats + "baseline_cache_entry.schema.json") + " " + quote(entry.path().string()));
 
   mustRun(harvestCommand(corpus(), Work / "again", "--policies=" + quote(list) + Sample));
   EXPECT_EQ(readFile(Work / "again/evaluation.jsonl"), readFile(Work / "batch/evaluation.jsonl"));
