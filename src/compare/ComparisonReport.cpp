@@ -134,7 +134,7 @@ std::string comparisonText(const HarvestComparison &c, size_t top) {
     }
   std::vector<ModuleSizeChange> grown = c.topGrown(top);
   if (!grown.empty()) {
-    line("the " + std::to_string(grown.size()) + " modules that grew most:");
+    line("modules that grew most (top " + std::to_string(grown.size()) + "):");
     for (const ModuleSizeChange &m : grown)
       line("  " + formatChange(m.Change) + "  " + std::to_string(m.ASize) + " -> " + std::to_string(m.BSize) + "  " +
            printable(m.Module));

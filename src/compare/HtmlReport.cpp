@@ -188,7 +188,7 @@ std::string htmlReport(const HarvestComparison &c, size_t top) {
 
   add("<h2>Size change per module</h2>\n" + histogramSvg(c));
   std::vector<ModuleSizeChange> grown = c.topGrown(top);
-  add("<h2>The " + std::to_string(grown.size()) + " modules that grew most</h2>\n" + regressionsSvg(grown));
+  add("<h2>Modules that grew most (top " + std::to_string(grown.size()) + ")</h2>\n" + regressionsSvg(grown));
 
   add("<h2>Flipped decision sites</h2>\n<p id=\"sites\">" + htmlEscape(c.SitesMessage) + "</p>\n");
   if (c.A.SitesProblems.size() + c.B.SitesProblems.size() > 0) {
