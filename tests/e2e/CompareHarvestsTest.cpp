@@ -3,12 +3,15 @@
 // inlines (B, random:0). A against itself shows no change; A against B shows
 // the growth, module by module, as the journals say; bad input fails naming
 // the file; the HTML page renders in a real headless Chromium.
+#include "support/Deadline.h"
 #include "support/HarvestCorpus.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <optional>
 
 using namespace mlgo::test;
 namespace fs = std::filesystem;
@@ -125,6 +128,57 @@ TEST_F(CompareHarvests, BadInputFailsNamingTheFileAndWritesNothing) {
     EXPECT_EQ(entry.find(".tmp."), std::string::npos) << "left behind: " << entry;
 }
 
+// With provenance (harvest-logs --decision_sites, plugin mode): never
+// inlining flips exactly the sites the default inlined, and they name the
+// corpus' own functions. Skips on a harvest-logs without the flag.
+TEST_F(CompareHarvests, FlippedSitesNameTheCorpusFunctions) {
+  if (run(tool("harvest-logs") + " --help").Out.find("--decision_sites") == std::string::npos)
+    GTEST_SKIP() << "harvest-logs has no --decision_sites yet";
+  std::string a = Work / "sites-a", b = Work / "sites-b", json = Work / "sites.json";
+  mustRun(harvestCommand(Corpus, a, "-q --num_workers=2 --mode=plugin --decision_sites --policy=default"));
+  mustRun(harvestCommand(Corpus, b, "-q --num_workers=2 --mode=plugin --decision_sites --policy=random:0"));
+  for (const std::string &dir : {a, b})
+    for (int i = 0; i < 4; ++i)
+      mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " --lines " +
+              quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/decision_sites.schema.json") + " " +
+              quote(dir + "/logs/m" + std::to_string(i) + ".sites.jsonl"));
+
+  CommandResult r = run(Compare + " " + quote(a) + " " + quote(a) + " --json=" + quote(json));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  Json same = readJson(json);
+  EXPECT_TRUE(same["sites"]["compared"].get<bool>()) << same["sites"];
+  EXPECT_GT(same["sites"]["matched"].get<size_t>(), 0u);
+  EXPECT_EQ(same["flipped_sites"], Json::array());
+
+  r = run(Compare + " " + quote(a) + " " + quote(b) + " --json=" + quote(json));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  Json j = readJson(json);
+  EXPECT_TRUE(j["sites"]["compared"].get<bool>()) << j["sites"];
+  EXPECT_EQ(j["sites_problems"], Json::array());
+  ASSERT_GT(j["flipped_sites"].size(), 0u) << r.Out;
+  std::map<std::string, std::string> sources;
+  for (int i = 0; i < 4; ++i)
+    sources["m" + std::to_string(i)] = readFile(*Fixture / ("src/m" + std::to_string(i) + ".c"));
+  std::optional<double> previous;
+  for (const Json &site : j["flipped_sites"]) {
+    std::string module = site["module"];
+    ASSERT_TRUE(sources.count(module)) << site;
+    // Defined in that module's source: "int NAME(" or "static int NAME(".
+    for (const char *key : {"caller", "callee"})
+      EXPECT_NE(sources[module].find("int " + site[key].get<std::string>() + "("), std::string::npos) << site;
+    // random:0 never inlines: a flip is a site A (the default) inlined.
+    EXPECT_TRUE(site["a_decision"].get<bool>()) << site;
+    EXPECT_FALSE(site["b_decision"].get<bool>()) << site;
+    EXPECT_TRUE(site["default"].get<bool>()) << site;
+    double change = site["module_change"].get<double>();
+    if (previous)
+      EXPECT_LE(change, *previous) << "flipped sites not by their module's growth";
+    previous = change;
+  }
+  EXPECT_NE(r.Out.find(" flipped of "), std::string::npos) << r.Out;
+  expectSchema(json);
+}
+
 // Chromium's screenshot of a page, decoded by tests/e2e/png_pixels.py.
 struct Screenshot {
   bool Taken = false;
@@ -141,7 +195,10 @@ Screenshot screenshot(const std::string &page, const std::string &work) {
               quote(profile) + " --screenshot=" + quote(png) + " --window-size=1200,1600 " + quote("file://" + page),
           "", std::chrono::seconds(120));
   EXPECT_EQ(r.ExitCode, 0) << r.Err;
-  EXPECT_EQ(processesMentioning(profile), 0u) << "a Chromium process outlived the screenshot";
+  // Its helpers (zygote, renderer, GPU) end with it; a survivor fails the test.
+  EXPECT_TRUE(waitUntil([&] { return processesMentioning(profile) == 0; }, std::chrono::seconds(10),
+                        "Chromium's processes to end"))
+      << "a Chromium process outlived the screenshot";
   Screenshot shot;
   if (r.ExitCode != 0 || !exists(png))
     return shot;
