@@ -8,6 +8,7 @@ llvm-ar, so no binary blob is checked in.
 usage: make_seeds.py OUT [--clang CLANG] [--llvm-ar AR]
 """
 import argparse
+import hashlib
 import json
 import os
 import struct
@@ -184,6 +185,26 @@ def harvest_journal(out):
     write(out, t, "wrong-types", header + "\n" + record("m1", decisions="5", log_written=1) + "\n--\n{\"shard\": 1}")
 
 
+def baseline_cache(out):
+    t = "baseline_cache"
+    fmt, key = "mlgo-baseline-cache/1", "a" * 64
+
+    def check(k, size):
+        h = hashlib.sha256()
+        for part in (fmt, k, str(size)):
+            h.update(f"{len(part)}:{part}".encode())
+        return h.hexdigest()
+
+    def entry(k=key, size=1234, check_key=key):
+        return json.dumps({"format": fmt, "key": k, "native_size": size, "check": check(check_key, size),
+                           "module": "m0"}) + "\n"
+
+    write(out, t, "valid", entry())
+    write(out, t, "foreign", entry(k="b" * 64, check_key="b" * 64))
+    write(out, t, "edited", entry().replace("1234", "1000"))
+    write(out, t, "truncated", entry()[:50])
+
+
 def decision_sites(out):
     """Sites files as harvest-logs --decision_sites writes them, and a few near misses."""
     t = "decision_sites"
@@ -259,7 +280,7 @@ def main():
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
-                 tfrecords, journal, harvest_journal, decision_sites):
+                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)

@@ -8,6 +8,10 @@ std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module)
   return joinPath(joinPath(outputDir, "logs"), module + ".log");
 }
 
+std::string harvestSitesPath(llvm::StringRef outputDir, const std::string &module) {
+  return joinPath(joinPath(outputDir, "logs"), module + ".sites.jsonl");
+}
+
 std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef outputDir,
                                                const std::vector<PlannedModule> &plan,
                                                const std::map<std::string, const HarvestRecord *> &records) {

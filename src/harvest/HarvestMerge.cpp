@@ -255,6 +255,16 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
   j["shard"] = "0/1";
   j["confinement"] = mergedConfinement(shards);
   j["compile_server"] = mergedCompileServer(shards);
+  // What the shards compiled and took from caches, added up.
+  size_t computed = 0, cachedBaselines = 0;
+  for (const Shard &shard : shards)
+    if (shard.Summary && shard.Summary->Value.is_object() && shard.Summary->Value.contains("baselines")) {
+      const Json &b = shard.Summary->Value["baselines"];
+      if (b.is_object() && b.value("computed", Json()).is_number_unsigned() &&
+          b.value("cached", Json()).is_number_unsigned())
+        computed += b["computed"].get<size_t>(), cachedBaselines += b["cached"].get<size_t>();
+    }
+  j["baselines"] = {{"computed", computed}, {"cached", cachedBaselines}};
   j["interrupted"] = false;
   j["modules"] = {{"planned", planned},  {"ok", ok},          {"failed", failed},
                   {"timeout", timedOut}, {"skipped_done", 0}, {"without_log", withoutLog}};
@@ -528,6 +538,8 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
                                    "interrupted: nothing was written. Run the same command again to merge");
   };
 
+  // Every shard's header promises a sites file beside each log, or none does.
+  bool sites = options && options->is_object() && options->value("decision_sites", false);
   std::string defaultSizes;
   std::vector<const HarvestRecord *> lines;
   std::map<std::string, const HarvestRecord *> records;
@@ -552,6 +564,9 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     std::string to = harvestLogPath(staging, name);
     if (llvm::Error e = placeLog(harvestLogPath(shard.Dir, name), to, o.HardLink))
       return e;
+    if (sites)
+      if (llvm::Error e = placeLog(harvestSitesPath(shard.Dir, name), harvestSitesPath(staging, name), o.HardLink))
+        return e;
     for (std::string dir = parentOf(to); dir.size() > staging.size() && directories.insert(dir).second;)
       dir = parentOf(dir);
     ++result.Logs;
@@ -563,6 +578,8 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"), sizesHeader + defaultSizes))
       return e;
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
+  if (sites)
+    summary["decision_sites"] = {{"written", true}, {"reason", ""}};
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))
     return e;
   // Every name made in the staging tree is durable before the rename that

@@ -1,5 +1,6 @@
 #include "mlgo/harvest/Harvester.h"
 
+#include "mlgo/harvest/BaselineCache.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
@@ -49,6 +50,21 @@ using ModuleRecord = HarvestRecord;
 
 std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
+// How many newline-terminated lines a file of ours has.
+llvm::Expected<size_t> countLines(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: %s", path.c_str(), buffer.getError().message().c_str());
+  return static_cast<size_t>(std::count((*buffer)->getBufferStart(), (*buffer)->getBufferEnd(), '\n'));
+}
+
+// A module's log and the sites file that describes it come and go together.
+std::error_code removeLog(const HarvestOptions &o, const std::string &module) {
+  if (std::error_code ec = llvm::sys::fs::remove(harvestSitesPath(o.OutputDir, module)))
+    return ec;
+  return llvm::sys::fs::remove(logPath(o, module));
+}
+
 class Harvest {
 public:
   Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
@@ -78,6 +94,13 @@ public:
           DefaultSizes[module] = entry.first;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
+      if (!Options.BaselineCacheDir.empty()) {
+        auto cache = BaselineCache::open(Options.BaselineCacheDir);
+        if (!cache)
+          return cache.takeError();
+        Baselines.emplace(std::move(*cache));
+        CompilerIdentity = compilerIdentity(Options.Compiler);
+      }
     }
     return llvm::Error::success();
   }
@@ -254,6 +277,8 @@ private:
     advisor.PluginPath = Options.PluginPath;
     advisor.PluginPolicy = pluginPolicy(Options.Policy);
     advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
+    if (decisionSitesWritten(Options))
+      advisor.SitesFile = joinPath(work, "sites.jsonl");
 
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
@@ -339,6 +364,18 @@ private:
     }
     // Durable before the journal line that names it (docs/harvest-logs.md); a
     // copy when the work directory is on another file system (--explicit_temps_dir).
+    // The sites file goes first: a log in place promises its sites.
+    if (!advisor.SitesFile.empty()) {
+      if (!checkSites(advisor.SitesFile, record))
+        return;
+      llvm::Error placed = syncFile(advisor.SitesFile);
+      if (!placed)
+        placed = moveFile(advisor.SitesFile, harvestSitesPath(Options.OutputDir, module.Name));
+      if (placed) {
+        writeFailed(record, std::move(placed));
+        return;
+      }
+    }
     llvm::Error moved = syncFile(produced);
     if (!moved)
       moved = moveFile(produced, destination);
@@ -349,6 +386,20 @@ private:
       return;
     }
     record.LogWritten = true;
+  }
+
+  // The plugin writes one site per observation; a sites file that does not
+  // align with the log would mislead every reader.
+  bool checkSites(const std::string &path, ModuleRecord &record) {
+    auto lines = countLines(path);
+    if (lines && *lines == record.Decisions)
+      return true;
+    record.Status = "failed";
+    record.Reason = "bad_decision_sites";
+    record.Detail = lines ? "the plugin's sites file has " + std::to_string(*lines) + " records for " +
+                                std::to_string(record.Decisions) + " decisions"
+                          : "cannot read the plugin's sites file: " + llvm::toString(lines.takeError());
+    return false;
   }
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
@@ -371,8 +422,27 @@ private:
                                       CompileServerClient *server, ModuleRecord &record) {
     {
       std::lock_guard<std::mutex> lock(SizesMutex);
-      if (auto it = DefaultSizes.find(module); it != DefaultSizes.end())
+      if (auto it = DefaultSizes.find(module); it != DefaultSizes.end()) {
+        ++BaselinesCached;
         return it->second;
+      }
+    }
+    // The shared cache, by what the baseline depends on (BaselineCache.h).
+    std::optional<std::string> key;
+    if (Baselines) {
+      auto bitcode = llvm::MemoryBuffer::getFile(in.Bitcode, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      if (bitcode) {
+        key = baselineKey({Options.Decisions, Options.Compiler, CompilerIdentity, in.CommandLine},
+                          (*bitcode)->getBuffer());
+        std::string why;
+        if (std::optional<uint64_t> cached = Baselines->lookup(*key, &why)) {
+          ++BaselinesCached;
+          remember(module, *cached);
+          return cached;
+        }
+        if (why != "absent")
+          log::warning(module + ": not using its baseline cache entry (" + why + "): recomputing it");
+      }
     }
     std::string baselineWork = joinPath(work, "baseline");
     llvm::sys::fs::create_directories(baselineWork);
@@ -393,19 +463,34 @@ private:
       record.Detail = "the default-inliner compile for the reward failed: " + llvm::toString(size.takeError());
       return std::nullopt;
     }
-    std::lock_guard<std::mutex> lock(SizesMutex);
-    DefaultSizes[module] = *size;
-    // A lost cache line only costs a recompile.
-    llvm::consumeError(DefaultSizeCache.append({{"module", module}, {"native_size", *size}}));
+    ++BaselinesComputed;
+    // A lost cache entry only costs a recompile.
+    if (key)
+      if (llvm::Error e = Baselines->store(*key, *size, module))
+        log::warning(module + ": cannot store its baseline in the cache: " + llvm::toString(std::move(e)));
+    remember(module, *size);
     return *size;
   }
 
+  void remember(const std::string &module, uint64_t size) {
+    std::lock_guard<std::mutex> lock(SizesMutex);
+    DefaultSizes[module] = size;
+    // A lost cache line only costs a recompile.
+    llvm::consumeError(DefaultSizeCache.append({{"module", module}, {"native_size", size}}));
+  }
+
+public:
+  std::atomic<size_t> BaselinesComputed{0}, BaselinesCached{0};
+
+private:
   const HarvestOptions &Options;
   const CorpusDescription &Corpus;
   std::string StateDir;
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   JournalAppender DefaultSizeCache;
+  std::optional<BaselineCache> Baselines; // --baseline_cache
+  std::string CompilerIdentity;
   mutable std::mutex StopMutex;
   std::optional<std::string> StopReason;
   std::atomic<bool> Stopped{false};
@@ -440,6 +525,13 @@ llvm::Error writeDataset(const HarvestOptions &options, const std::vector<Planne
 
 std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outputDir, "harvest.jsonl"); }
 
+bool decisionSitesWritten(const HarvestOptions &o) { return o.DecisionSites && o.Mode == AdvisorMode::Plugin; }
+
+std::string decisionSitesUnavailable(const HarvestOptions &o) {
+  return std::string("no sites files in ") + modeName(o.Mode) +
+         " mode: the compiler does not say which call site it asks about (the plugin does: --mode=plugin)";
+}
+
 nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
   nlohmann::ordered_json j;
   j["corpus"] = o.CorpusDir;
@@ -459,6 +551,9 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
   // interactive mode's log byte for byte, so a shard whose plugin probe
   // failed once (and ran interactive) still resumes its own journal.
   j["log_format"] = o.Mode == AdvisorMode::Development ? "development" : "interactive";
+  // Absent unless written: earlier journals stay comparable.
+  if (decisionSitesWritten(o))
+    j["decision_sites"] = true;
   j["policy"] = o.Policy.describe();
   // A shard directory belongs to one shard of one N (a resubmitted task
   // with another index must not mix its modules into it).
@@ -487,6 +582,10 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
                          {"reason", o.CompileServerReason},
                          {"peak_rss_kb", CompileServerPeakRssKb},
                          {"starts", CompileServerStarts}};
+  j["baselines"] = {{"computed", BaselinesComputed}, {"cached", BaselinesCached}};
+  if (o.DecisionSites)
+    j["decision_sites"] = {{"written", decisionSitesWritten(o)},
+                           {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -553,7 +652,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
       log::info(line.Record.Module + ": removing logs/" + line.Record.Module + ".log, which its journal record (" +
                 line.Record.Status + ", log_written " + (line.Record.LogWritten ? "true" : "false") +
                 ") does not describe");
-      if (std::error_code ec = llvm::sys::fs::remove(logPath(options, line.Record.Module)))
+      if (std::error_code ec = removeLog(options, line.Record.Module))
         return llvm::createStringError(ec, "cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
                                        ec.message().c_str());
     }
@@ -627,13 +726,13 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           // (the signal came during the reward's compile) goes too, so that
           // the journal describes every log in the directory.
           if (record.LogWritten)
-            llvm::sys::fs::remove(logPath(options, record.Module));
+            removeLog(options, record.Module);
           return;
         }
         // Redone and without a log now (failed, timed out, no decisions): the
         // earlier run's log goes before the record that says so is written.
         if (!record.LogWritten)
-          if (std::error_code ec = llvm::sys::fs::remove(logPath(options, record.Module)))
+          if (std::error_code ec = removeLog(options, record.Module))
             harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
         if (llvm::Error e = journal.append(record.toJson()))
           harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
@@ -659,6 +758,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     }
   servers.clear();
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.BaselinesComputed = harvest.BaselinesComputed;
+  summary.BaselinesCached = harvest.BaselinesCached;
   if (llvm::Error e = journal.close())
     harvest.stop(llvm::toString(std::move(e)));
   summary.Interrupted = interruptRequested();

@@ -22,8 +22,12 @@ std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool cl
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
   // options must come after -load-pass-plugin.
-  for (std::string option : {"-mlgo-inliner-log=" + advisor.TrainingLog, "-mlgo-inliner-policy=" + advisor.PluginPolicy,
-                             "-mlgo-inliner-module=" + advisor.ModuleName}) {
+  std::vector<std::string> options = {"-mlgo-inliner-log=" + advisor.TrainingLog,
+                                      "-mlgo-inliner-policy=" + advisor.PluginPolicy,
+                                      "-mlgo-inliner-module=" + advisor.ModuleName};
+  if (!advisor.SitesFile.empty())
+    options.push_back("-mlgo-inliner-sites=" + advisor.SitesFile);
+  for (std::string &option : options) {
     if (clang)
       flags.push_back("-mllvm");
     flags.push_back(std::move(option));

@@ -23,6 +23,7 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -33,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +57,10 @@ cl::opt<std::string> ModuleOption("mlgo-inliner-module", cl::cat(Category),
                                   cl::desc("The module's name for per-module policy state such as the random "
                                            "policy's seed (default: the LLVM module identifier). Environment: "
                                            "MLGO_INLINER_MODULE."));
+cl::opt<std::string> SitesOption("mlgo-inliner-sites", cl::cat(Category),
+                                 cl::desc("Also write which call site each logged decision was about to this file "
+                                          "(JSON Lines, one record per observation, in log order: caller, callee, "
+                                          "site, loc, default, decision). Environment: MLGO_INLINER_SITES."));
 cl::opt<bool> InertOption("mlgo-inliner-off", cl::init(false), cl::cat(Category),
                           cl::desc("Load without replacing the inline advisor (the ordinary inliner runs)."));
 
@@ -127,8 +133,22 @@ public:
     Extras = Policy->extraOutputs();
     ExtraBytes.resize(Extras.size());
     LogPath = setting(LogOption, "MLGO_INLINER_LOG", "");
+    SitesPath = setting(SitesOption, "MLGO_INLINER_SITES", "");
     for (const mlgo::TensorSpec &spec : Features)
       FeatureBytes.push_back(spec.byteSize());
+  }
+
+  // The call site the next decision is about (provenance, -mlgo-inliner-sites).
+  void aboutToDecide(const CallBase &CB) {
+    if (SitesPath.empty())
+      return;
+    Pending.Caller = CB.getCaller()->getName().str();
+    const Function *callee = CB.getCalledFunction();
+    Pending.Callee = callee ? callee->getName().str() : "";
+    Pending.Location.clear();
+    if (const DebugLoc &loc = CB.getDebugLoc())
+      Pending.Location = (loc->getFilename() + ":" + Twine(loc.getLine()) + ":" + Twine(loc.getCol())).str();
+    Pending.Set = true;
   }
 
   // One decision: the features are in `data` (consecutive, in order).
@@ -150,20 +170,59 @@ public:
       if (ExtraBytes[i].size() != Extras[i].byteSize())
         fatal("the policy's extra output " + Extras[i].Name + " has " + Twine(ExtraBytes[i].size()) + " bytes, not " +
               Twine(Extras[i].byteSize()));
-    if (!LogPath.empty())
+    if (!LogPath.empty()) {
       log(StringRef(data, offset), defaultDecision, *decision);
+      if (!SitesPath.empty())
+        logSite(defaultDecision, *decision);
+    }
     return *decision;
   }
 
   void flush() {
-    if (Stream) {
-      Stream->flush();
-      if (Stream->has_error())
-        fatal("cannot write " + LogPath + ": " + Stream->error().message());
-    }
+    for (auto [stream, path] : {std::pair{Stream.get(), &LogPath}, std::pair{Sites.get(), &SitesPath}})
+      if (stream) {
+        stream->flush();
+        if (stream->has_error())
+          fatal("cannot write " + *path + ": " + stream->error().message());
+      }
   }
 
 private:
+  struct Site {
+    std::string Caller, Callee, Location;
+    bool Set = false;
+  };
+
+  // One record per observation, so that line N describes observation N.
+  void logSite(bool defaultDecision, bool decision) {
+    if (!Pending.Set)
+      fatal("a decision without its call site (the sites file would no longer align with the log)");
+    Pending.Set = false;
+    // The k-th logged decision about a call from this caller to this callee:
+    // it does not move when another call in the caller is inlined or not, so
+    // two policies' harvests name the same site alike.
+    uint64_t ordinal = SiteCounts[{Pending.Caller, Pending.Callee}]++;
+    if (!Sites) {
+      std::error_code ec;
+      Sites = std::make_unique<raw_fd_ostream>(SitesPath, ec);
+      if (ec)
+        fatal("cannot create " + SitesPath + ": " + ec.message());
+      Sites->SetBufferSize(1 << 20);
+    }
+    // Names are bytes; JSON wants UTF-8.
+    auto text = [](const std::string &s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
+    json::OStream out(*Sites);
+    out.object([&] {
+      out.attribute("caller", text(Pending.Caller));
+      out.attribute("callee", text(Pending.Callee));
+      out.attribute("site", static_cast<int64_t>(ordinal));
+      out.attribute("loc", Pending.Location.empty() ? json::Value(nullptr) : json::Value(text(Pending.Location)));
+      out.attribute("default", defaultDecision);
+      out.attribute("decision", decision);
+    });
+    *Sites << '\n';
+  }
+
   void log(StringRef features, bool defaultDecision, bool decision) {
     if (!Writer) {
       std::error_code ec;
@@ -202,8 +261,10 @@ private:
   std::vector<StringRef> FeatureViews, Pieces; // reused by every decision
   std::vector<std::string> ExtraBytes;
   std::unique_ptr<mlgo::InProcessPolicy> Policy;
-  std::string LogPath;
-  std::unique_ptr<raw_fd_ostream> Stream;
+  std::string LogPath, SitesPath;
+  std::unique_ptr<raw_fd_ostream> Stream, Sites;
+  Site Pending;
+  std::map<std::pair<std::string, std::string>, uint64_t> SiteCounts;
   std::unique_ptr<mlgo::TrainingLogWriter> Writer;
 };
 
@@ -280,6 +341,7 @@ public:
 protected:
   std::unique_ptr<MLInlineAdvice> getAdviceFromModel(CallBase &CB, OptimizationRemarkEmitter &ORE) override {
     static_cast<InProcessModelRunner &>(*ModelRunner).DefaultDecision = GetDefaultAdvice(CB);
+    Session::get().aboutToDecide(CB);
     return MLInlineAdvisor::getAdviceFromModel(CB, ORE);
   }
 };

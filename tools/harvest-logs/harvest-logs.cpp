@@ -118,6 +118,15 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "Errors only.");
   app.add_flag("--strict", strict, "Exit 3 when any module failed or timed out.");
+  app.add_option("--baseline_cache", o.BaselineCacheDir,
+                 "A directory of default-policy native sizes (the rewards' baselines) shared with other runs: each "
+                 "module's baseline is compiled once for all harvests that name it, keyed by the module's bitcode and "
+                 "command line, the compilers and the code generation flags. Safe for concurrent runs, on one machine "
+                 "or a shared file system; a damaged or foreign entry is recomputed.");
+  app.add_flag("--decision_sites", o.DecisionSites,
+               "Plugin mode: also write logs/<module>.sites.jsonl, which call site each decision of the log was about "
+               "(caller, callee, site ordinal, debug location, default and policy decision; one record per "
+               "observation, in log order). The log itself is unchanged. Other modes write none and say why.");
   bool noFsync = false;
   app.add_flag("--no_fsync", noFsync,
                "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
@@ -233,6 +242,9 @@ int main(int argc, char **argv) {
     log::error("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
     return 1;
   }
+
+  if (o.DecisionSites && !decisionSitesWritten(o))
+    log::warning("--decision_sites: " + decisionSitesUnavailable(o));
 
   ServerChoice server = serverChoice.get();
   if (!server.Decision) {

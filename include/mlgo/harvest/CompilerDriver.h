@@ -38,6 +38,7 @@ struct AdvisorSetup {
   std::string ChannelBase; // interactive
   std::string TrainingLog; // development and plugin
   std::string PluginPath, PluginPolicy, ModuleName; // plugin
+  std::string SitesFile;                            // plugin: each decision's call site (--decision_sites)
   std::string ModelDir;    // development with a model
   bool Enabled = true;     // false: the ordinary inliner (baseline sizes, benchmarks)
 };

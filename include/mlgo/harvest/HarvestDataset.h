@@ -16,6 +16,9 @@ namespace mlgo {
 
 /// `logs/<module>.log` under a harvest's output directory.
 std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module);
+/// OUT/logs/<module>.sites.jsonl: which call site each observation of the
+/// log was about (--decision_sites; decision_sites.schema.json).
+std::string harvestSitesPath(llvm::StringRef outputDir, const std::string &module);
 
 /// The logs under `outputDir` that the dataset holds, in plan order: modules
 /// whose latest journal record (`records`, validated by the journal reader)

@@ -43,7 +43,20 @@ struct HarvestOptions {
   bool UseCompileServer = false;
   std::string CompileServerReason; // why (summary.json)
   std::string CompileServerPath;
+  /// --decision_sites: with each log, which call site each decision was
+  /// about (plugin mode only: see decisionSitesWritten).
+  bool DecisionSites = false;
+  /// --baseline_cache: a directory of default-policy native sizes shared
+  /// with other runs (BaselineCache.h); "" = none.
+  std::string BaselineCacheDir;
 };
+
+/// Whether the run writes sites files: requested, and in plugin mode (in
+/// interactive and development mode the compiler does not say which call
+/// site it asks about).
+bool decisionSitesWritten(const HarvestOptions &options);
+/// Why a run that asked for sites files writes none.
+std::string decisionSitesUnavailable(const HarvestOptions &options);
 
 struct HarvestSummary {
   size_t Planned = 0, Ok = 0, Failed = 0, TimedOut = 0, Skipped = 0;
@@ -59,6 +72,9 @@ struct HarvestSummary {
   /// The compile servers' largest peak RSS and how often one was started.
   long CompileServerPeakRssKb = 0;
   unsigned CompileServerStarts = 0;
+  /// Default-policy baselines compiled this run, and taken from a cache
+  /// (this directory's default_sizes.jsonl or --baseline_cache).
+  size_t BaselinesComputed = 0, BaselinesCached = 0;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 
