@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(false, "our own sites do not read back: " + llvm::toString(reread.takeError()));
   FUZZ_CHECK(reread->size() == sites->size(), "sites lost in a round trip");
   for (size_t i = 0; i < sites->size(); ++i)
-    FUZZ_CHECK((*reread)[i].toJson() == (*sites)[i].toJson(), "site " + std::to_string(i) + " differs after a round trip");
+    FUZZ_CHECK((*reread)[i].toJson() == (*sites)[i].toJson(),
+               "site " + std::to_string(i) + " differs after a round trip");
   return 0;
 }

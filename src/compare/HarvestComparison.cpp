@@ -12,6 +12,9 @@
 namespace mlgo {
 namespace {
 
+// summary.json is read only for the reason a harvest has no sites.
+constexpr uint64_t MaxSummaryBytes = 16 << 20;
+
 llvm::Error invalid(const std::string &message) {
   return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), "%s", message.c_str());
 }
@@ -154,7 +157,8 @@ void compareDecisionSites(HarvestComparison &c, const HarvestJournal &a, const H
     std::string missing;
     for (const ComparedHarvest *side : {&c.A, &c.B})
       if (!side->HasSites)
-        missing += (missing.empty() ? "" : " and ") + std::string(side == &c.A ? "A (" : "B (") + side->Dir + ")";
+        missing += (missing.empty() ? "" : " and ") + std::string(side == &c.A ? "A (" : "B (") + side->Dir +
+                   (side->NoSitesReason.empty() ? "" : ": " + side->NoSitesReason) + ")";
     c.SitesMessage = missing + (c.A.HasSites || c.B.HasSites ? " has" : " have") +
                      " no decision sites files (logs/<module>.sites.jsonl, written by harvest-logs "
                      "--decision_sites): flipped sites are not compared";
@@ -227,6 +231,23 @@ llvm::Expected<HarvestComparison> compareHarvestDirectories(llvm::StringRef dirA
   HarvestComparison c = compareJournals(journals[0], journals[1]);
   c.A.Dir = dirA.str();
   c.B.Dir = dirB.str();
+  // A run asked for sites but could not write them: its summary says why.
+  for (ComparedHarvest *side : {&c.A, &c.B}) {
+    std::string path = joinPath(side->Dir, "summary.json");
+    uint64_t size = 0;
+    if (llvm::sys::fs::file_size(path, size) || size > MaxSummaryBytes)
+      continue;
+    auto summary = readHarvestSummary(path);
+    if (!summary) {
+      llvm::consumeError(summary.takeError()); // informational only: the journal is what is compared
+      continue;
+    }
+    if (!*summary)
+      continue;
+    auto it = (*summary)->Value.find("decision_sites");
+    if (it != (*summary)->Value.end() && it->is_object() && it->contains("reason") && (*it)["reason"].is_string())
+      side->NoSitesReason = (*it)["reason"].get<std::string>();
+  }
   compareDecisionSites(c, journals[0], journals[1]);
   return c;
 }

@@ -351,10 +351,19 @@ TEST(CompareHarvests, FlippedSitesByTheModulesGrowth) {
   c = compare(a, b);
   ASSERT_EQ(c.A.SitesProblems.size(), 1u);
   EXPECT_NE(c.A.SitesProblems[0].second.find("same.sites.jsonl is missing"), std::string::npos);
-  // A harvest without any sites file: said so, nothing compared, no failure.
+  // A harvest without any sites file: said so, nothing compared, no failure;
+  // with the reason its summary gives when it has one.
   c = compare(a, harvestDir(tmp, "plain", {record("big", 1500)}));
   EXPECT_FALSE(c.SitesCompared);
   EXPECT_NE(c.SitesMessage.find("B (" + tmp / "plain" + ") has no decision sites files"), std::string::npos)
+      << c.SitesMessage;
+  writeFile(tmp / "plain/summary.json",
+            Json{{"shard", "0/1"}, {"problem", "inliner"}, {"compiler", "opt"}, {"mode", "interactive"},
+                 {"policy", "default"}, {"decision_sites", {{"written", false}, {"reason", "no sites in interactive mode"}}}}
+                .dump());
+  c = compare(a, tmp / "plain");
+  EXPECT_NE(c.SitesMessage.find("B (" + tmp / "plain" + ": no sites in interactive mode) has no decision sites"),
+            std::string::npos)
       << c.SitesMessage;
   EXPECT_TRUE(c.FlippedSites.empty());
 }

@@ -53,6 +53,9 @@ struct ComparedHarvest {
   std::string Policy;    // the journal header's policy ("" when it has none)
   size_t Modules = 0;    // modules its journal names
   bool HasSites = false; // any sites file, or the header says --decision_sites
+  /// Why a harvest run with --decision_sites wrote none (its summary.json's
+  /// decision_sites.reason, e.g. interactive mode); empty when unknown.
+  std::string NoSitesReason;
   size_t SitesFilesRead = 0;
   /// Sites files that were expected but missing or invalid, as
   /// (module, error); that module's sites are left out of the comparison.
