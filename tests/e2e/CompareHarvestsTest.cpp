@@ -1,8 +1,10 @@
 // compare-harvests on real harvests: a small C corpus harvested by the real
 // harvest-logs with the default policy (A) and with a policy that never
 // inlines (B, random:0). A against itself shows no change; A against B shows
-// the growth, module by module, as the journals say; bad input fails naming
-// the file; the HTML page renders in a real headless Chromium.
+// the growth, module by module, as the journals say; with --decision_sites
+// the flipped sites are the default's inlined calls between the corpus' own
+// functions; bad input fails naming the file; the HTML page renders in a
+// real headless Chromium.
 #include "support/Deadline.h"
 #include "support/HarvestCorpus.h"
 #include "support/TestSupport.h"
