@@ -1,7 +1,5 @@
 #include "mlgo/compare/DecisionSites.h"
 
-#include "mlgo/support/PathUtil.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -75,10 +73,6 @@ llvm::Error forEachLine(int fd, const std::string &path, const DecisionSitesLimi
 }
 
 } // namespace
-
-std::string decisionSitesPath(llvm::StringRef harvestDir, const std::string &module) {
-  return joinPath(joinPath(harvestDir, "logs"), module + ".sites.jsonl");
-}
 
 Json DecisionSite::toJson() const {
   Json j;

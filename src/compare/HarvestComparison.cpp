@@ -1,5 +1,6 @@
 #include "mlgo/compare/HarvestComparison.h"
 
+#include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -53,7 +54,7 @@ std::optional<std::vector<DecisionSite>> readSide(ComparedHarvest &side, const H
                                                   const DecisionSitesLimits &limits) {
   if (!record.hasLog())
     return std::vector<DecisionSite>(); // no decision, no log: no sites either
-  std::string path = decisionSitesPath(side.Dir, record.Module);
+  std::string path = harvestSitesPath(side.Dir, record.Module);
   if (!llvm::sys::fs::exists(path)) {
     side.SitesProblems.emplace_back(record.Module, path + " is missing (the module has a log with " +
                                                        std::to_string(record.Decisions) + " decisions)");
@@ -148,7 +149,7 @@ void compareDecisionSites(HarvestComparison &c, const HarvestJournal &a, const H
     for (const ModuleSizeChange &m : c.Modules) {
       if (side.HasSites)
         break;
-      side.HasSites = llvm::sys::fs::exists(decisionSitesPath(side.Dir, m.Module));
+      side.HasSites = llvm::sys::fs::exists(harvestSitesPath(side.Dir, m.Module));
     }
   };
   hasSites(c.A, a);

@@ -39,9 +39,6 @@ struct DecisionSitesLimits {
   uint64_t MaxFileBytes = 1ull << 30; // so is a larger file
 };
 
-/// `<harvestDir>/logs/<module>.sites.jsonl`.
-std::string decisionSitesPath(llvm::StringRef harvestDir, const std::string &module);
-
 /// Checks one parsed line; `where` ("FILE line N") begins the error.
 llvm::Expected<DecisionSite> decisionSiteFromJson(const nlohmann::ordered_json &value, llvm::StringRef where);
 
