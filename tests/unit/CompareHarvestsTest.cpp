@@ -358,8 +358,12 @@ TEST(CompareHarvests, FlippedSitesByTheModulesGrowth) {
   EXPECT_NE(c.SitesMessage.find("B (" + tmp / "plain" + ") has no decision sites files"), std::string::npos)
       << c.SitesMessage;
   writeFile(tmp / "plain/summary.json",
-            Json{{"shard", "0/1"}, {"problem", "inliner"}, {"compiler", "opt"}, {"mode", "interactive"},
-                 {"policy", "default"}, {"decision_sites", {{"written", false}, {"reason", "no sites in interactive mode"}}}}
+            Json{{"shard", "0/1"},
+                 {"problem", "inliner"},
+                 {"compiler", "opt"},
+                 {"mode", "interactive"},
+                 {"policy", "default"},
+                 {"decision_sites", {{"written", false}, {"reason", "no sites in interactive mode"}}}}
                 .dump());
   c = compare(a, tmp / "plain");
   EXPECT_NE(c.SitesMessage.find("B (" + tmp / "plain" + ": no sites in interactive mode) has no decision sites"),
