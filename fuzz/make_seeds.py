@@ -205,6 +205,18 @@ def baseline_cache(out):
     write(out, t, "truncated", entry()[:50])
 
 
+def decision_sites(out):
+    """Sites files as harvest-logs --decision_sites writes them, and a few near misses."""
+    t = "decision_sites"
+    site = lambda caller, callee, n, loc="m.c:3:7", d=True, p=False: json.dumps(
+        {"caller": caller, "callee": callee, "site": n, "loc": loc, "default": d, "decision": p})
+    write(out, t, "module", "\n".join([site("main", "helper", 0), site("main", "helper", 1, None),
+                                       site("_ZN1A1fEv", "", 0, "a.cc:10:1", False, True)]) + "\n")
+    write(out, t, "no-newline", site("f", "g", 0))
+    write(out, t, "duplicate", site("f", "g", 0) + "\n" + site("f", "g", 0) + "\n")
+    write(out, t, "wrong-types", '{"caller": 1, "callee": "g", "site": -1, "loc": 3, "default": "yes"}\n')
+
+
 def objects(out, clang, llvm_ar):
     t = "object_sections"
     with tempfile.TemporaryDirectory() as tmp:
@@ -268,7 +280,7 @@ def main():
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
-                 tfrecords, journal, harvest_journal, baseline_cache):
+                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)

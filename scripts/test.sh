@@ -39,4 +39,10 @@ if [ ! -f "$oracle/node_modules/@tensorflow/tfjs-tflite/wasm/tflite_web_api_cc.w
       echo "test: could not install the TFLite oracle from npm; its tests will skip" >&2
   fi
 fi
+# compare-harvests' HTML report is checked in a real headless browser
+# (Debian's chromium); without it that test skips and says why.
+if ! command -v chromium >/dev/null && [ "$(id -u)" -eq 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
+    echo "test: could not install chromium; the HTML rendering test will skip" >&2
+fi
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "${args[@]}"
