@@ -123,10 +123,13 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const Json &value, llvm::Strin
 llvm::Expected<std::vector<DecisionSite>> readDecisionSites(llvm::StringRef pathRef,
                                                             const DecisionSitesLimits &limits) {
   std::string path = pathRef.str();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not through a symbolic link (a harvest is someone else's directory: the
+  // link could name any file), and without blocking on a FIFO.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot open %s: %s", path.c_str(),
-                                   std::strerror(errno));
+    return errno == ELOOP ? invalid(path + ": a symbolic link, not a sites file")
+                          : llvm::createStringError(std::error_code(errno, std::generic_category()),
+                                                    "cannot open %s: %s", path.c_str(), std::strerror(errno));
   struct Closer {
     int Fd;
     ~Closer() { ::close(Fd); }

@@ -9,6 +9,9 @@
 
 #include "support/TestSupport.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 
 using namespace mlgo;
@@ -286,6 +289,20 @@ TEST(DecisionSites, MissingFileIsAnErrorNamingIt) {
   auto sites = readDecisionSites(tmp / "none.sites.jsonl");
   ASSERT_FALSE(bool(sites));
   EXPECT_NE(llvm::toString(sites.takeError()).find(tmp / "none.sites.jsonl"), std::string::npos);
+}
+
+TEST(DecisionSites, ALinkOrAFifoIsRefusedNotFollowedOrWaitedOn) {
+  TempDir tmp;
+  writeFile(tmp / "elsewhere.jsonl",
+            "{\"caller\":\"f\",\"callee\":\"g\",\"site\":0,\"loc\":null,\"default\":true,\"decision\":true}\n");
+  ASSERT_EQ(::symlink((tmp / "elsewhere.jsonl").c_str(), (tmp / "link.sites.jsonl").c_str()), 0);
+  auto linked = readDecisionSites(tmp / "link.sites.jsonl");
+  ASSERT_FALSE(bool(linked));
+  EXPECT_NE(llvm::toString(linked.takeError()).find("symbolic link"), std::string::npos);
+  ASSERT_EQ(::mkfifo((tmp / "fifo.sites.jsonl").c_str(), 0600), 0);
+  auto fifo = readDecisionSites(tmp / "fifo.sites.jsonl"); // would block in open() without O_NONBLOCK
+  ASSERT_FALSE(bool(fifo));
+  EXPECT_NE(llvm::toString(fifo.takeError()).find("not a regular file"), std::string::npos);
 }
 
 TEST(CompareHarvests, FlippedSitesByTheModulesGrowth) {
