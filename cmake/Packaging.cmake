@@ -20,8 +20,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/corpus_formats/ DESTINATION ${CMAKE_INST
         COMPONENT tools)
 
 # cpack -G DEB: mlgo-corpus_<version>_<arch>.deb (tools, plugin, docs, man
-# pages) and mlgo-corpus-dev_<version>_<arch>.deb (headers, library, CMake
-# package). dpkg-shlibdeps computes what the binaries really link.
+# pages), mlgo-corpus-dev_<version>_<arch>.deb (headers, library, CMake
+# package) and, where the Python package is built,
+# python3-mlgo-corpus_<version>_<arch>.deb (the mlgo_corpus package in
+# Debian's python path). dpkg-shlibdeps computes what the binaries really link.
 set(CPACK_PACKAGE_NAME mlgo-corpus)
 set(CPACK_PACKAGE_VENDOR "mlgo-corpus developers")
 set(CPACK_PACKAGE_CONTACT "mlgo-corpus developers <maintainers@users.noreply.example>")
@@ -31,6 +33,9 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL tools development)
+if(MLGO_PYTHON)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -49,4 +54,13 @@ set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS
 set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
     "Headers, static library and CMake package (find_package(mlgo)) of mlgo-corpus:\n"
     "corpus descriptions, training-log reading and writing, TFRecord output.")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-mlgo-corpus)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+# The extension module is built for Debian 12's python3 (3.11).
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11~), python3 (<< 3.12), python3-numpy")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_RECOMMENDS "mlgo-corpus (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS "python3-torch")
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION
+    "mlgo_corpus, the Python package of mlgo-corpus:\n"
+    "training logs, TFRecord datasets, harvests and corpora as numpy arrays, without TensorFlow.")
 include(CPack)

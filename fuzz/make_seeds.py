@@ -143,6 +143,14 @@ def tfrecords(out):
     t = "tfrecord"
     write(out, t, "two", tfrecord(b"\x0a\x02\x08\x01") + tfrecord(b""))
     write(out, t, "bad-crc", tfrecord(b"payload")[:-1] + b"\0")
+    # A SequenceExample as the datasets hold them: an int64 list of two steps
+    # ([1, 2] and []) and a float list of one step ([0.5]).
+    def ld(field, body):
+        return bytes([field << 3 | 2, len(body)]) + body
+    ints = ld(1, ld(3, ld(1, b"\x01\x02"))) + ld(1, ld(3, b""))
+    floats = ld(1, ld(2, ld(1, struct.pack("<f", 0.5))))
+    lists = ld(1, ld(1, b"d") + ld(2, ints)) + ld(1, ld(1, b"r") + ld(2, floats))
+    write(out, t, "sequence-example", tfrecord(ld(2, lists)))
 
 
 def journal(out):

@@ -14,7 +14,7 @@ packages=(
   llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev
   libclang-22-dev libclang-cpp22-dev
   libcli11-dev nlohmann-json3-dev libtbb-dev libgtest-dev python3 python3-jsonschema python3-protobuf python3-numpy
-  python3-flatbuffers
+  python3-flatbuffers python3-dev pybind11-dev
   slurm-wlm munge strace
 )
 missing=()

@@ -85,7 +85,9 @@ llvm::Expected<std::vector<std::string>> readTFRecords(llvm::StringRef file) {
     if (static_cast<uint32_t>(getLE(file, offset + 8, 4)) != maskCrc(crc32c(file.substr(offset, 8))))
       return llvm::createStringError("record %zu at byte %zu: bad length CRC", index, offset);
     uint64_t length = getLE(file, offset, 8);
-    if (file.size() - offset - 12 < length + 4)
+    // Compared without adding to `length`, which may be near 2^64.
+    uint64_t room = file.size() - offset - 12;
+    if (room < 4 || length > room - 4)
       return llvm::createStringError("record %zu at byte %zu: truncated payload", index, offset);
     llvm::StringRef payload = file.substr(offset + 12, length);
     if (static_cast<uint32_t>(getLE(file, offset + 12 + length, 4)) != maskCrc(crc32c(payload)))

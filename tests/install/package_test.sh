@@ -12,7 +12,7 @@ aliases=(extract_ir make_corpus combine_training_corpus)
 if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then
   echo "SKIP: needs root and dpkg to install a package into the system"; exit 77
 fi
-for p in mlgo-corpus mlgo-corpus-dev; do
+for p in mlgo-corpus mlgo-corpus-dev python3-mlgo-corpus; do
   if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
     echo "SKIP: $p is already installed on this machine; not touching it"; exit 77
   fi
@@ -21,7 +21,7 @@ done
 work=$(mktemp -d)
 installed=0
 cleanup() {
-  if [ "$installed" = 1 ]; then dpkg -r mlgo-corpus-dev mlgo-corpus >/dev/null 2>&1 || true; fi
+  if [ "$installed" = 1 ]; then dpkg -r python3-mlgo-corpus mlgo-corpus-dev mlgo-corpus >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,7 +32,8 @@ version=$(awk -F'"' '/^set\(CPACK_PACKAGE_VERSION /{print $2}' "$build/CPackConf
 arch=$(dpkg --print-architecture)
 deb=$work/packages/mlgo-corpus_${version}_${arch}.deb
 dev=$work/packages/mlgo-corpus-dev_${version}_${arch}.deb
-for f in "$deb" "$dev"; do [ -f "$f" ] || { ls "$work/packages" >&2; echo "FAIL: no $(basename "$f")" >&2; exit 1; }; done
+py=$work/packages/python3-mlgo-corpus_${version}_${arch}.deb
+for f in "$deb" "$dev" "$py"; do [ -f "$f" ] || { ls "$work/packages" >&2; echo "FAIL: no $(basename "$f")" >&2; exit 1; }; done
 
 # Depends must name what the binaries really link (dpkg-shlibdeps).
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -41,9 +42,15 @@ for lib in libllvm22 libtbb libstdc++6 libc6; do
   grep -q "$lib" <<<"$depends" || { echo "FAIL: Depends lacks $lib" >&2; exit 1; }
 done
 
+pydepends=$(dpkg-deb -f "$py" Depends)
+echo "python3-mlgo-corpus Depends: $pydepends"
+for lib in python3-numpy libllvm22 libtbb; do
+  grep -q "$lib" <<<"$pydepends" || { echo "FAIL: python3-mlgo-corpus Depends lacks $lib" >&2; exit 1; }
+done
+
 installed=1
-dpkg -i "$deb" "$dev" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; echo "FAIL: dpkg -i" >&2; exit 1; }
-files=$(dpkg -L mlgo-corpus mlgo-corpus-dev | sort -u)
+dpkg -i "$deb" "$dev" "$py" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; echo "FAIL: dpkg -i" >&2; exit 1; }
+files=$(dpkg -L mlgo-corpus mlgo-corpus-dev python3-mlgo-corpus | sort -u)
 
 for t in "${tools[@]}" "${aliases[@]}"; do
   out=$("/usr/bin/$t" --version)
@@ -58,9 +65,11 @@ done
 
 # One real job with the installed tools only.
 mkdir -p "$work/src" "$work/objs"
-printf 'int add(int a, int b) { return a + b; }\n' >"$work/src/a.c"
+printf 'static int sq(int x) { return x * x; }\nint add(int a, int b) { return sq(a) + sq(b); }\n' >"$work/src/a.c"
 printf 'int add(int, int);\nint twice(int x) { return add(x, x); }\n' >"$work/src/b.c"
-for f in a b; do "$clang" -c -O1 -fembed-bitcode=all "$work/src/$f.c" -o "$work/objs/$f.o"; done
+# Bitcode before LLVM's passes, as a corpus for training holds it: a.c's calls
+# to sq are still there for the harvest's inliner to decide.
+for f in a b; do "$clang" -c -O1 -Xclang -disable-llvm-passes -fembed-bitcode=all "$work/src/$f.c" -o "$work/objs/$f.o"; done
 /usr/bin/extract_ir --input="$work/objs" --input_type=directory --output_dir="$work/corpus" >/dev/null 2>&1
 /usr/bin/validate-corpus "$work/corpus" >"$work/validate.txt" || { cat "$work/validate.txt" >&2; echo "FAIL: validate" >&2; exit 1; }
 modules=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["modules"]))' "$work/corpus/corpus_description.json")
@@ -68,14 +77,33 @@ modules=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["m
 grep -q '"mlgo_version": "mlgo-corpus '"$version" "$work/corpus/.mlgo-corpus/extract_ir.report.json" ||
   { echo "FAIL: the report does not record the version" >&2; exit 1; }
 
-dpkg -r mlgo-corpus-dev mlgo-corpus >"$work/dpkg-r.log" 2>&1 || { cat "$work/dpkg-r.log" >&2; echo "FAIL: dpkg -r" >&2; exit 1; }
+# The Python package from Debian's python3 path (no PYTHONPATH, outside the
+# build tree) reads the corpus and a harvest of it made by the installed tools.
+/usr/bin/harvest-logs --progress_interval=0 --corpus="$work/corpus" --output_dir="$work/harvest" >"$work/harvest.log" 2>&1 ||
+  { cat "$work/harvest.log" >&2; echo "FAIL: the installed harvest-logs" >&2; exit 1; }
+(cd "$work" && env -u PYTHONPATH /usr/bin/python3 - "$work/corpus" "$work/harvest" <<'EOF'
+import sys
+import mlgo_corpus
+assert mlgo_corpus.__file__.startswith("/usr/lib/python3/dist-packages/mlgo_corpus/"), mlgo_corpus.__file__
+corpus = mlgo_corpus.Corpus(sys.argv[1])
+assert len(corpus) == 2, corpus
+harvest = mlgo_corpus.Harvest(sys.argv[2])
+logged = [m for m in harvest if m.log_path]
+assert logged, harvest
+for m in logged:
+    assert len(m.read_log()) == m.decisions, m
+print("python3-mlgo-corpus: %d modules, %d logs read" % (len(harvest), len(logged)))
+EOF
+) || { echo "FAIL: the installed Python package" >&2; exit 1; }
+
+dpkg -r python3-mlgo-corpus mlgo-corpus-dev mlgo-corpus >"$work/dpkg-r.log" 2>&1 || { cat "$work/dpkg-r.log" >&2; echo "FAIL: dpkg -r" >&2; exit 1; }
 installed=0
 left=0
 while IFS= read -r f; do
   [ -n "$f" ] || continue
   if [ -L "$f" ] || { [ -e "$f" ] && [ ! -d "$f" ]; }; then echo "left behind: $f" >&2; left=1; fi
   # A directory only we created must be gone too.
-  case "$f" in /usr/share/doc/mlgo-corpus*|/usr/include/mlgo*|*/cmake/mlgo*) [ ! -e "$f" ] || { echo "left behind: $f" >&2; left=1; } ;; esac
+  case "$f" in /usr/share/doc/mlgo-corpus*|/usr/share/doc/python3-mlgo-corpus*|/usr/include/mlgo*|*/cmake/mlgo*|*/dist-packages/mlgo_corpus*) [ ! -e "$f" ] || { echo "left behind: $f" >&2; left=1; } ;; esac
 done <<<"$files"
 [ "$left" = 0 ] || { echo "FAIL: dpkg -r left files behind" >&2; exit 1; }
 if dpkg-query -W -f='${Status}' mlgo-corpus 2>/dev/null | grep -q "ok installed"; then

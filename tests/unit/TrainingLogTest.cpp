@@ -448,6 +448,24 @@ TEST(TFRecord, FramingGoldenBytesAndChecks) {
   EXPECT_NE(llvm::toString(cut.takeError()).find("truncated"), std::string::npos);
 }
 
+// A length near 2^64 must not wrap the bounds check around: the record is
+// truncated, whatever CRC its header carries.
+TEST(TFRecord, HugeLengthIsTruncatedNotWrapped) {
+  for (uint64_t length : {~uint64_t(0) - 3, ~uint64_t(0) - 1, ~uint64_t(0)}) {
+    std::string header(8, '\0');
+    for (int i = 0; i < 8; ++i)
+      header[i] = static_cast<char>(length >> (8 * i));
+    uint32_t crc = maskCrc(crc32c(header));
+    std::string file = header;
+    for (int i = 0; i < 4; ++i)
+      file += static_cast<char>(crc >> (8 * i));
+    file += std::string(16, 'x');
+    auto records = readTFRecords(file);
+    ASSERT_FALSE(static_cast<bool>(records)) << length;
+    EXPECT_NE(llvm::toString(records.takeError()).find("truncated payload"), std::string::npos) << length;
+  }
+}
+
 TEST(Vocab, PythonFloatRepr) {
   EXPECT_EQ(pythonFloatRepr(0.0), "0.0");
   EXPECT_EQ(pythonFloatRepr(-0.0), "-0.0");

@@ -1,0 +1,157 @@
+"""Harvest directories (harvest-logs' output) and MLGO corpora."""
+
+import json
+import os
+from typing import Dict, Iterator, List, Optional
+
+from . import _native
+from ._log import Log, read_log
+
+
+class HarvestModule:
+    """One module of a harvest: its latest journal record and its files.
+
+    record:      the journal record (harvest_journal.schema.json) as a dict.
+    log_path:    logs/<module>.log when the record promises one, else None.
+    sites_path:  logs/<module>.sites.jsonl (exists with --decision_sites).
+    """
+
+    def __init__(self, entry: dict):
+        self.record: dict = json.loads(entry["json"])
+        self.log_path: Optional[str] = entry["log"]
+        self.sites_path: str = entry["sites"]
+
+    name = property(lambda self: self.record["module"])
+    status = property(lambda self: self.record["status"])
+    ok = property(lambda self: self.record["status"] == "ok")
+    reason = property(lambda self: self.record.get("reason", ""))
+    decisions = property(lambda self: self.record.get("decisions", 0))
+    native_size = property(lambda self: self.record.get("native_size"))
+    default_size = property(lambda self: self.record.get("default_size"))
+    reward = property(lambda self: self.record.get("reward"))
+    regalloc_score = property(lambda self: self.record.get("regalloc_score"))
+
+    def read_log(self) -> Log:
+        """The module's training log; MlgoError when it has none."""
+        if self.log_path is None:
+            raise _native.MlgoError("%s: no log (status %s%s)" % (
+                self.name, self.status, ", " + self.reason if self.reason else ""))
+        return read_log(self.log_path)
+
+    def sites(self) -> Optional[List[dict]]:
+        """The decision sites (harvest-logs --decision_sites), or None."""
+        if not os.path.isfile(self.sites_path):
+            return None
+        with open(self.sites_path, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def __repr__(self) -> str:
+        return "HarvestModule(%r, %s, native_size=%s)" % (self.name, self.status, self.native_size)
+
+
+class Harvest:
+    """A harvest-logs (or merge-harvest) output directory.
+
+    The journal is read and validated by the tools' own reader: a record with
+    a wrong field, or a module name that would leave the directory, raises
+    MlgoError naming the line. Iterating yields HarvestModule in journal order.
+    """
+
+    def __init__(self, path: "os.PathLike[str] | str"):
+        self.path = os.fspath(path)
+        data = _native.read_harvest(self.path)
+        self.options: Optional[dict] = json.loads(data["options"]) if data["options"] else None
+        self.summary: Optional[dict] = json.loads(data["summary"]) if data["summary"] else None
+        self.torn_tail: bool = data["torn_tail"]
+        self.modules: List[HarvestModule] = [HarvestModule(r) for r in data["records"]]
+        self._by_name: Dict[str, HarvestModule] = {m.name: m for m in self.modules}
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
+    def __iter__(self) -> Iterator[HarvestModule]:
+        return iter(self.modules)
+
+    def __getitem__(self, name: str) -> HarvestModule:
+        return self._by_name[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def with_logs(self) -> List[HarvestModule]:
+        """The modules whose records promise a log."""
+        return [m for m in self.modules if m.log_path is not None]
+
+    def sizes(self) -> Dict[str, int]:
+        """Module -> native size, for the modules that have one."""
+        return {m.name: m.native_size for m in self.modules if m.native_size is not None}
+
+    def rewards(self) -> Dict[str, float]:
+        """Module -> reward (policies other than the default), where present."""
+        return {m.name: m.reward for m in self.modules if m.reward is not None}
+
+    def __repr__(self) -> str:
+        return "Harvest(%r, %d modules)" % (self.path, len(self))
+
+
+class CorpusModule:
+    def __init__(self, corpus: "Corpus", name: str):
+        self.corpus = corpus
+        self.name = name
+
+    @property
+    def bitcode_path(self) -> str:
+        return os.path.join(self.corpus.path, self.name + ".bc")
+
+    @property
+    def cmd_path(self) -> str:
+        return os.path.join(self.corpus.path, self.name + ".cmd")
+
+    def bitcode(self) -> bytes:
+        with open(self.bitcode_path, "rb") as f:
+            return f.read()
+
+    def command_line(self) -> List[str]:
+        """The module's .cmd (NUL-separated cc1 arguments) as a list."""
+        return _native.read_command_line(self.cmd_path)
+
+    def __repr__(self) -> str:
+        return "CorpusModule(%r)" % self.name
+
+
+class Corpus:
+    """An MLGO corpus: corpus_description.json and its modules' .bc/.cmd.
+
+    Module names are checked as the tools check them (relative, inside the
+    corpus); a name that would leave it raises MlgoError.
+    """
+
+    def __init__(self, path: "os.PathLike[str] | str"):
+        self.path = os.fspath(path)
+        data = _native.read_corpus(self.path)
+        self.description: dict = json.loads(data["fields"])
+        self.modules: List[CorpusModule] = [CorpusModule(self, n) for n in data["modules"]]
+        self._by_name = {m.name: m for m in self.modules}
+
+    @property
+    def has_thinlto(self) -> bool:
+        return bool(self.description.get("has_thinlto", False))
+
+    @property
+    def global_command_override(self) -> Optional[List[str]]:
+        return self.description.get("global_command_override")
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
+    def __iter__(self) -> Iterator[CorpusModule]:
+        return iter(self.modules)
+
+    def __getitem__(self, name: str) -> CorpusModule:
+        return self._by_name[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def __repr__(self) -> str:
+        return "Corpus(%r, %d modules)" % (self.path, len(self))

@@ -1,0 +1,59 @@
+// Harvest directories and corpora, read and validated by the same C++
+// readers the tools use, handed to Python as JSON text and paths.
+#include "Bindings.h"
+
+#include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/corpus/ModuleCommandLine.h"
+#include "mlgo/corpus/ModuleNaming.h"
+#include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/harvest/HarvestJournal.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace mlgo::python {
+namespace {
+
+py::dict readHarvest(const std::string &dir) {
+  HarvestDirectory harvest = unwrap(readHarvestDirectory(dir));
+  py::dict out;
+  out["options"] = harvest.Journal.Options ? py::object(py::str(harvest.Journal.Options->dump())) : py::none();
+  py::list records;
+  for (const HarvestJournalLine &line : harvest.Journal.Latest) {
+    py::dict record;
+    record["json"] = line.Record.toJson().dump();
+    record["log"] = line.Record.hasLog() ? py::object(py::str(harvestLogPath(dir, line.Record.Module))) : py::none();
+    record["sites"] = harvestSitesPath(dir, line.Record.Module);
+    records.append(record);
+  }
+  out["records"] = records;
+  out["torn_tail"] = harvest.Journal.TornTail;
+  out["summary"] = harvest.Summary ? py::object(py::str(harvest.Summary->Value.dump())) : py::none();
+  return out;
+}
+
+py::dict readCorpus(const std::string &dir) {
+  CorpusDescription description = unwrap(readCorpusDescription(dir));
+  for (const std::string &name : description.Modules)
+    if (llvm::Error e = checkModuleName(name))
+      raise(llvm::createStringError("%s/%s: %s", dir.c_str(), CorpusDescriptionFile,
+                                    llvm::toString(std::move(e)).c_str()));
+  py::dict out;
+  out["fields"] = description.Fields.dump();
+  out["modules"] = description.Modules;
+  return out;
+}
+
+std::vector<std::string> commandLine(const std::string &cmdPath) { return unwrap(readModuleCommandLine(cmdPath)); }
+
+} // namespace
+
+void registerDirectories(py::module_ &module) {
+  module.def("read_harvest", &readHarvest, py::arg("dir"),
+             "A harvest directory's journal (latest record per module), summary and log paths, validated.");
+  module.def("read_corpus", &readCorpus, py::arg("dir"), "A corpus' description, its module names checked.");
+  module.def("read_command_line", &commandLine, py::arg("cmd_path"), "A module's .cmd file as a list of arguments.");
+}
+
+} // namespace mlgo::python
