@@ -31,23 +31,19 @@ struct SetupFailure {
 // from ChildProcess::spawn (own process group, default signals, redirected
 // streams, work directory, Landlock, TMPDIR). Reports {step, errno} on
 // `report` and exits 127 on failure; closes `report` on success.
-void setUpChild(const CompileRequest &request, int rulesetFd, int report, pid_t intermediate, pid_t harvester) {
+void setUpChild(const CompileRequest &request, int rulesetFd, int report, pid_t harvester) {
   ::setpgid(0, 0); // its own group: a timeout kills everything it started
-  pid_t self = ::getpid();
   auto fail = [&](SpawnStep step) {
     SetupFailure failure{static_cast<int>(step), errno};
     [[maybe_unused]] ssize_t n = ::write(report, &failure, sizeof(failure));
     ::_exit(127);
   };
-  if (::write(report, &self, sizeof(self)) != sizeof(self))
-    ::_exit(127);
-  // Adopted by the harvester (a subreaper) once the intermediate exits;
-  // from then on it dies with the harvester, as an exec'd compiler does.
-  while (::getppid() == intermediate)
-    ::sched_yield();
+  // The harvester's child from the start (CLONE_PARENT): it dies with the
+  // harvester, as an exec'd compiler does. Checked after the prctl, so that a
+  // harvester that died first is seen (we would have been reparented).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != harvester) {
-    errno = ESRCH; // the harvester is gone, or is not a subreaper
+    errno = ESRCH;
     fail(SpawnStep::Adopt);
   }
   struct sigaction byDefault {};
@@ -137,54 +133,40 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
     reply.Message = std::string("pipe: ") + std::strerror(errno);
     return reply;
   }
-  pid_t intermediate = ::fork();
-  if (intermediate < 0) {
-    reply.Message = std::string("fork: ") + std::strerror(errno);
+  // A sibling, not a child: CLONE_PARENT makes the compile child the
+  // harvester's own child (the harvester waits for it, times it out and reaps
+  // it, as an exec'd compiler), with one copy of our page tables instead of
+  // the two a fork-and-fork-again would take. The server is single-threaded,
+  // so the raw clone (no fork handlers) leaves no lock held in the child.
+  pid_t child = static_cast<pid_t>(::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+  if (child < 0) {
+    reply.Message = std::string("clone: ") + std::strerror(errno);
     ::close(report[0]);
     ::close(report[1]);
     return reply;
   }
-  if (intermediate == 0) {
+  if (child == 0) {
     ::close(report[0]);
-    // Named apart from the server at once, so that neither it nor its child
-    // can be taken for the server (ps, tests that kill the server).
-    ::prctl(PR_SET_NAME, "mlgo-fork");
-    pid_t self = ::getpid(); // before the fork: the child may outlive us at once
-    pid_t child = ::fork();
-    if (child == 0) {
-      setUpChild(request, confinement.fd(), report[1], self, harvester);
-      // As the exec'd tool would be named: opt-22, llc-22.
-      std::string name = request.Argv[0].substr(request.Argv[0].rfind('/') + 1);
-      ::prctl(PR_SET_NAME, name.c_str());
-      maybeFail(fault, request);
-      std::vector<char *> argv;
-      for (const std::string &arg : request.Argv)
-        argv.push_back(const_cast<char *>(arg.c_str()));
-      argv.push_back(nullptr);
-      int status = entry(static_cast<int>(request.Argv.size()), argv.data());
-      // The tool has closed its outputs; what remains is buffered output and
-      // the destructors of libLLVM's thousands of static options, which an
-      // exiting child need not run (nor pay the page faults for).
-      llvm::outs().flush();
-      llvm::errs().flush();
-      std::fflush(nullptr);
-      ::_exit(status);
-    }
-    ::_exit(child < 0 ? 1 : 0);
+    setUpChild(request, confinement.fd(), report[1], harvester);
+    // As the exec'd tool would be named: opt-22, llc-22.
+    std::string name = request.Argv[0].substr(request.Argv[0].rfind('/') + 1);
+    ::prctl(PR_SET_NAME, name.c_str());
+    maybeFail(fault, request);
+    std::vector<char *> argv;
+    for (const std::string &arg : request.Argv)
+      argv.push_back(const_cast<char *>(arg.c_str()));
+    argv.push_back(nullptr);
+    int status = entry(static_cast<int>(request.Argv.size()), argv.data());
+    // The tool has closed its outputs; what remains is buffered output and
+    // the destructors of libLLVM's thousands of static options, which an
+    // exiting child need not run (nor pay the page faults for).
+    llvm::outs().flush();
+    llvm::errs().flush();
+    std::fflush(nullptr);
+    ::_exit(status);
   }
   ::close(report[1]);
-  int status = 0;
-  while (::waitpid(intermediate, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid_t child = -1;
   ssize_t got;
-  while ((got = ::read(report[0], &child, sizeof(child))) < 0 && errno == EINTR) {
-  }
-  if (got != sizeof(child)) {
-    reply.Message = "fork of the compile child failed";
-    ::close(report[0]);
-    return reply;
-  }
   reply.Pid = child;
   SetupFailure failure{};
   while ((got = ::read(report[0], &failure, sizeof(failure))) < 0 && errno == EINTR) {

@@ -202,6 +202,15 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
 // like a second one and the run ended at once without a summary.
 TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
   const int Probes = 20;
+  // The signals are spread over one whole run, however fast this machine
+  // runs it: timed once, uninterrupted, first.
+  auto before = std::chrono::steady_clock::now();
+  {
+    BackgroundCommand whole(harvestArgv(Work / "whole", {"--num_workers=4"}), Work / "whole.err");
+    int status = 0;
+    ASSERT_TRUE(whole.wait(std::chrono::seconds(120), status)) << "an uninterrupted run did not end";
+  }
+  auto runMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - before).count();
   int finished = 0;
   for (int probe = 0; probe < Probes; ++probe) {
     std::string what = "probe " + std::to_string(probe);
@@ -209,9 +218,10 @@ TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
     BackgroundCommand harvest(harvestArgv(out, {"--num_workers=4"}), Work / ("err" + std::to_string(probe)));
     ASSERT_TRUE(waitUntil([&] { return catchesSigint(harvest.pid()) || harvest.exited(); }, GenerousDeadline,
                           what + ": the harvester to install its SIGINT handler", std::chrono::milliseconds(1)));
-    // Spread over start-up (compiler probe, first spawns) and the compiles:
-    // this sleep picks the moment of the signal, it waits for nothing.
-    std::this_thread::sleep_for(std::chrono::milliseconds((probe * 131) % 1000));
+    // Spread over start-up (compiler probe, first spawns) and the compiles
+    // (the first 90% of a run): this sleep picks the moment of the signal, it
+    // waits for nothing.
+    std::this_thread::sleep_for(std::chrono::milliseconds(runMs * 9 * ((probe * 131) % 1000) / 10000));
     harvest.signal(SIGINT, /*group=*/true);
     int status = 0;
     ASSERT_TRUE(harvest.wait(std::chrono::seconds(60), status)) << what << ": SIGINT did not end the run";
