@@ -5,4 +5,5 @@ PYBIND11_MODULE(_native, module) {
   mlgo::python::registerErrors(module);
   mlgo::python::registerLogs(module);
   mlgo::python::registerDirectories(module);
+  mlgo::python::registerChannel(module);
 }

@@ -5,6 +5,7 @@
 // The checks themselves are Python scripts in tests/python/.
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
+#include "support/LogReading.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -16,11 +17,13 @@ namespace {
 
 #ifdef MLGO_PYTHON_PACKAGE_DIR
 constexpr bool HavePackage = true;
-const std::string Python = "PYTHONPATH=" + quote(MLGO_PYTHON_PACKAGE_DIR) + " " + quote(MLGO_PYTHON3) + " ";
+const std::string PackageDir = MLGO_PYTHON_PACKAGE_DIR, Python3 = MLGO_PYTHON3;
 #else
 constexpr bool HavePackage = false;
-const std::string Python;
+const std::string PackageDir, Python3;
 #endif
+// The package's python3, with the package on its path.
+const std::string Python = "env PYTHONPATH=" + quote(PackageDir) + " " + quote(Python3) + " ";
 
 std::string script(const std::string &name) { return quote(std::string(MLGO_SOURCE_DIR) + "/tests/python/" + name); }
 
@@ -79,4 +82,43 @@ TEST_F(PythonPackage, HostileInputsRaiseWithTheReasonAndNeverCrash) {
   CommandResult r = run(Python + script("check_hostile.py") + " " + quote(Work.path()));
   EXPECT_EQ(r.ExitCode, 0) << r.Out << r.Err;
   EXPECT_NE(r.Out.find(", 0 failed"), std::string::npos) << r.Out;
+}
+
+// mlgo_corpus.policy.serve as harvest-logs' exec: policy: echoing
+// inlining_default gives the default policy's logs byte for byte; a
+// constant answer is what the log records; an answer of the wrong size fails
+// that module with policy_error and the policy's stderr says why.
+TEST_F(PythonPackage, ServedPoliciesAnswerTheCompilerAsExecPolicies) {
+  std::string served = Python + script("serve_policy.py") + " ";
+  mustRun(harvestCommand(corpus(), Work / "default", "--num_workers=2"));
+  CommandResult r =
+      run(harvestCommand(corpus(), Work / "echo", "--num_workers=2 --policy=exec:" + quote(served + "default")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  for (int i = 1; i <= 4; ++i) {
+    std::string log = "/logs/m" + std::to_string(i) + ".o.log";
+    EXPECT_EQ(readFile(Work / ("echo" + log)), readFile(Work / ("default" + log))) << log;
+  }
+  r = run(harvestCommand(corpus(), Work / "never", "--modules_filter=m[12] --policy=exec:" + quote(served + "never")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  for (const std::string &m : {"m1.o", "m2.o"}) {
+    auto observations = readObservations(Work / ("never/logs/" + m + ".log"));
+    ASSERT_FALSE(observations.empty()) << m;
+    size_t inlinedByDefault = 0;
+    for (const LoggedObservation &o : observations) {
+      EXPECT_EQ(o["inlining_decision"], 0) << m;
+      inlinedByDefault += o["inlining_default"] != 0;
+    }
+    EXPECT_GT(inlinedByDefault, 0u) << m << ": the test needs call sites the default inlines";
+  }
+  r = run(harvestCommand(corpus(), Work / "wrong",
+                         "--modules_filter=m1 --compilation_timeout=20 --policy=exec:" + quote(served + "wrong-size")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto j = journalByModule(Work / "wrong")["m1.o"];
+  EXPECT_EQ(j["status"], "failed") << j.dump();
+  EXPECT_EQ(j["reason"], "policy_error") << j.dump();
+  std::string stderrText;
+  for (const std::string &f : listTree(Work / "wrong"))
+    if (f.find("policy.") != std::string::npos && f.find(".stderr") != std::string::npos)
+      stderrText += readFile(Work / ("wrong/" + f));
+  EXPECT_NE(stderrText.find("decide() returned 2 values"), std::string::npos) << stderrText;
 }
