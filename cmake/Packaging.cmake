@@ -57,7 +57,7 @@ set(CPACK_COMPONENT_DEVELOPMENT_DESCRIPTION
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-mlgo-corpus)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
 # The extension module is built for Debian 12's python3 (3.11).
-set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11~), python3 (<< 3.12), python3-numpy")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11~), python3 (<< 3.12), python3-numpy, python3-flatbuffers")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_RECOMMENDS "mlgo-corpus (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS "python3-torch")
 set(CPACK_COMPONENT_PYTHON_DESCRIPTION

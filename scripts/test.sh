@@ -45,4 +45,11 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" -eq 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
     echo "test: could not install chromium; the HTML rendering test will skip" >&2
 fi
+# The Python package's torch adapters and export_policy are checked against
+# Debian's PyTorch (tests only: the package itself needs only numpy); without
+# it those tests skip and say why.
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch >/dev/null ||
+    echo "test: could not install python3-torch; the torch tests will skip" >&2
+fi
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "${args[@]}"

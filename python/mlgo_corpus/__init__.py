@@ -11,13 +11,17 @@ Bad input raises MlgoError (a ValueError) naming the file and the reason.
     >>> log.decisions[:5, 0]
     array([1, 0, 0, 1, 1])
 
-See docs/python.md.
+Submodules: policy (exec: policies in one function), features (ml-compiler-opt's
+normalisation), export (export_policy), data (torch.utils.data adapters;
+imports torch). See docs/python.md.
 """
 
 from ._native import MlgoError
 from ._log import Log, read_log, iter_log
 from ._tfrecord import read_tfrecord
 from ._directories import Harvest, HarvestModule, Corpus, CorpusModule
+from .features import Vocab, normalize
+from .export import export_policy
 
 __all__ = [
     "MlgoError",
@@ -29,4 +33,7 @@ __all__ = [
     "HarvestModule",
     "Corpus",
     "CorpusModule",
+    "Vocab",
+    "normalize",
+    "export_policy",
 ]

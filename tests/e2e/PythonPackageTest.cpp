@@ -38,6 +38,31 @@ nlohmann::json checkHarvest(const std::string &out, const std::string &tfrecord)
   return nlohmann::json::parse(r.Out);
 }
 
+// Modules whose -Oz inliner says no as well as yes: callees of 1 to 24
+// statements, each called from several callers.
+std::vector<std::pair<std::string, std::string>> mixedDecisionSources(int modules) {
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (int m = 0; m < modules; ++m) {
+    std::string src;
+    const int Leaves = 14;
+    for (int k = 0; k < Leaves; ++k) {
+      int statements = 1 + (k * 7 + m * 3) % 24;
+      src += "int leaf" + std::to_string(k) + "(int x) {\n  int s = x;\n";
+      for (int i = 0; i < statements; ++i)
+        src += "  s = (s * " + std::to_string(3 + i) + ") ^ (x >> " + std::to_string(i % 7) + ");\n";
+      src += "  return s;\n}\n";
+    }
+    for (int j = 0; j < 10; ++j) {
+      src += "int caller" + std::to_string(j) + "(int x) {\n  return 0";
+      for (int c = 0; c < 4; ++c)
+        src += " + leaf" + std::to_string((j * 3 + c * 5 + m) % Leaves) + "(x + " + std::to_string(c) + ")";
+      src += ";\n}\n";
+    }
+    sources.push_back({"mix" + std::to_string(m), src});
+  }
+  return sources;
+}
+
 class PythonPackage : public InlinerCorpusSuite {
 protected:
   void SetUp() override {
@@ -59,6 +84,18 @@ TEST_F(PythonPackage, InlinerLogsHarvestAndDatasetEqualWhatTheToolsRead) {
   EXPECT_EQ(checked["logs"], 4);
   EXPECT_GT(checked["observations"].get<int>(), 100);
   EXPECT_EQ(checked["tfrecord_records"], 4);
+}
+
+// The torch.utils.data adapters over a real harvest (where torch is installed).
+TEST_F(PythonPackage, TorchAdaptersHoldEveryObservationOnce) {
+  if (run(Python + "-c 'import torch'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch (scripts/test.sh installs it)";
+  std::string out = Work / "out";
+  mustRun(harvestCommand(corpus(), out, ""));
+  mustRun(quote(tool("training-log")) + " vocab --output_dir=" + quote(Work / "vocab") + " " + quote(out + "/logs"));
+  CommandResult r = run(Python + script("check_torch_data.py") + " " + quote(out) + " " + quote(Work / "vocab"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  EXPECT_GT(nlohmann::json::parse(r.Out)["observations"].get<int>(), 100);
 }
 
 TEST_F(PythonPackage, RegallocLogsWithRewardsEqualWhatTheToolsRead) {
@@ -121,4 +158,54 @@ TEST_F(PythonPackage, ServedPoliciesAnswerTheCompilerAsExecPolicies) {
     if (f.find("policy.") != std::string::npos && f.find(".stderr") != std::string::npos)
       stderrText += readFile(Work / ("wrong/" + f));
   EXPECT_NE(stderrText.find("decide() returned 2 values"), std::string::npos) << stderrText;
+}
+
+// export_policy: a torch network trained on a harvest's logs, exported, makes
+// the torch model's decisions on every logged observation under our
+// evaluator, under TFLite itself (npm; when installed) and inside the
+// compiler (a tflite: harvest's every decision).
+TEST_F(PythonPackage, ExportedPoliciesDecideAsTheTorchModel) {
+  if (run(Python + "-c 'import torch, flatbuffers'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch and python3-flatbuffers (scripts/test.sh installs them)";
+  std::string out = Work / "default";
+  mustRun(harvestCommand(corpus(), out, ""));
+  mustRun(quote(tool("training-log")) + " vocab --output_dir=" + quote(Work / "vocab") + " " + quote(out + "/logs"));
+  std::string wasm = std::string(MLGO_TFLITE_ORACLE_DIR) + "/node_modules/@tensorflow/tfjs-tflite/wasm";
+  std::string oracle;
+  if (exists(wasm + "/tflite_web_api_cc.wasm") && run("command -v node").ExitCode == 0)
+    oracle = " node " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_oracle.js") + " " + quote(wasm);
+  CommandResult r = run(Python + script("check_export.py") + " " + quote(out) + " " + quote(Work / "vocab") + " " +
+                        quote(Work.path()) + " " + quote(tool("mlgo-policy")) + " " + quote(tool("harvest-logs")) +
+                        " " + quote(corpus()) + oracle);
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json checked = nlohmann::json::parse(r.Out);
+  EXPECT_GT(checked["observations"].get<int>(), 100);
+  EXPECT_GT(checked["decisions_in_compiler"].get<int>(), 100);
+  if (!oracle.empty())
+    EXPECT_EQ(checked["tflite_checked"], checked["observations"]);
+  else
+    std::cerr << "note: TFLite from npm is not installed; the oracle part was left out\n";
+}
+
+// examples/train_inliner: the whole loop (harvest, behavioural cloning in
+// PyTorch, export, a tflite: harvest) on a generated corpus whose default
+// inliner takes both decisions; the clone must reproduce at least 95% of the
+// default decisions it was trained on.
+TEST_F(PythonPackage, TheTrainInlinerExampleClosesTheLoop) {
+  if (run(Python + "-c 'import torch, flatbuffers'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch and python3-flatbuffers (scripts/test.sh installs them)";
+  std::string corpus = makeEmbeddedBitcodeCorpus(Work.path(), mixedDecisionSources(8), "-Oz", ObjectListing::Directory);
+  CommandResult r = run(Python + quote(std::string(MLGO_SOURCE_DIR) + "/examples/train_inliner/train_inliner.py") +
+                        " --corpus=" + quote(corpus) + " --work=" + quote(Work / "loop") +
+                        " --tools_dir=" + quote(std::string(MLGO_BIN_DIR)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json report = nlohmann::json::parse(r.Out);
+  EXPECT_EQ(report["modules"], 8);
+  EXPECT_GT(report["training_decisions"].get<int>(), 200);
+  EXPECT_GT(report["default_inlined"].get<double>(), 0.05) << "the corpus must make the default decide both ways";
+  EXPECT_LT(report["default_inlined"].get<double>(), 0.95) << "the corpus must make the default decide both ways";
+  EXPECT_GE(report["agreement_with_default"].get<double>(), 0.95) << r.Out;
+  EXPECT_TRUE(report["policy_failed_modules"].empty()) << r.Out;
+  EXPECT_GT(report["policy_native_size"].get<int>(), 0);
+  std::cerr << "train_inliner: " << r.Out;
 }
