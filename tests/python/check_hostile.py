@@ -6,6 +6,7 @@ usage: check_hostile.py WORK_DIR
 Each case runs in its own python3 process, so that a crash (a signal) is
 seen as one; prints one line per case and exits 1 if any case failed.
 """
+import importlib.util
 import json
 import os
 import random
@@ -18,22 +19,18 @@ HEADER = json.dumps({"features": [{"name": "x", "type": "int64_t", "port": 0, "s
 GOOD = (HEADER + "\n" + '{"context":"m"}\n' + '{"observation":0}\n').encode() + struct.pack("<qq", 5, 1) + b"\n"
 
 
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(crc):
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+# TFRecord framing: the fuzz seeds' writer (its CRC-32C and mask).
+_seeds = importlib.util.spec_from_file_location(
+    "make_seeds", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz", "make_seeds.py"))
+make_seeds = importlib.util.module_from_spec(_seeds)
+_seeds.loader.exec_module(make_seeds)
 
 
 def frame(payload, length=None):
-    header = struct.pack("<Q", len(payload) if length is None else length)
-    return header + struct.pack("<I", masked(crc32c(header))) + payload + struct.pack("<I", masked(crc32c(payload)))
+    if length is None:
+        return make_seeds.tfrecord(payload)
+    header = struct.pack("<Q", length)
+    return header + struct.pack("<I", make_seeds.masked(make_seeds.crc32c(header))) + payload
 
 
 def ld(field, body):
@@ -56,7 +53,7 @@ LOGS = {
 TFRECORDS = {
     "bad-crc": (frame(b"payload")[:-1] + b"\0", "bad payload CRC"),
     "truncated-record": (frame(b"payload")[:-3], "truncated"),
-    "length-near-2^64": (frame(b"", length=2**64 - 4)[:12] + b"x" * 16, "truncated payload"),
+    "length-near-2^64": (frame(b"", length=2**64 - 4) + b"x" * 16, "truncated payload"),
     "bytes-list": (frame(ld(2, ld(1, ld(1, b"k") + ld(2, ld(1, ld(1, ld(1, b"abc"))))))), "bytes_list"),
     "length-past-message": (frame(b"\x12\x7f\x0a"), "runs past the end"),
 }

@@ -2,6 +2,7 @@
 #include "mlgo/log/SequenceExample.h"
 #include "mlgo/log/SequenceExampleReader.h"
 
+#include "support/TensorBytes.h"
 #include "support/TestSupport.h"
 
 #include <cstring>
@@ -10,16 +11,6 @@ using namespace mlgo;
 using namespace mlgo::test;
 
 namespace {
-
-TensorSpec spec(const std::string &name, ElementType type, std::vector<int64_t> shape = {1}) {
-  return TensorSpec{name, type, std::move(shape), 0};
-}
-
-template <typename T> std::string bytesOf(std::initializer_list<T> values) {
-  std::string out(values.size() * sizeof(T), '\0');
-  std::memcpy(out.data(), values.begin(), out.size());
-  return out;
-}
 
 template <typename T> std::vector<T> column(const ColumnBuffer &buffer) {
   std::vector<T> values(buffer.size() / sizeof(T));

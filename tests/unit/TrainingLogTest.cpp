@@ -4,6 +4,7 @@
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/Vocab.h"
 
+#include "support/TensorBytes.h"
 #include "support/TestSupport.h"
 
 #include "llvm/Support/JSON.h"
@@ -25,16 +26,6 @@ std::string hex(llvm::StringRef bytes) {
     std::snprintf(buf, sizeof(buf), "%02x", c);
     out += buf;
   }
-  return out;
-}
-
-TensorSpec spec(const std::string &name, ElementType type, std::vector<int64_t> shape = {1}) {
-  return TensorSpec{name, type, std::move(shape), 0};
-}
-
-template <typename T> std::string bytesOf(std::initializer_list<T> values) {
-  std::string out(values.size() * sizeof(T), '\0');
-  std::memcpy(out.data(), values.begin(), out.size());
   return out;
 }
 
