@@ -2,10 +2,24 @@
 
 import json
 import os
+import stat
 from typing import Dict, Iterator, List, Optional
 
 from . import _native
 from ._log import Log, read_log
+
+
+def _regular_file(path: str, what: str) -> str:
+    """A harvest directory is someone else's data: its files are read only
+    when they are regular files, never through a symbolic link (which could
+    point anywhere) or from a FIFO (which would block the read forever)."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise _native.MlgoError("%s: cannot read the %s: %s" % (path, what, e.strerror)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _native.MlgoError("%s: the %s is not a regular file" % (path, what))
+    return path
 
 
 class HarvestModule:
@@ -36,14 +50,17 @@ class HarvestModule:
         if self.log_path is None:
             raise _native.MlgoError("%s: no log (status %s%s)" % (
                 self.name, self.status, ", " + self.reason if self.reason else ""))
-        return read_log(self.log_path)
+        return read_log(_regular_file(self.log_path, "log"))
 
     def sites(self) -> Optional[List[dict]]:
         """The decision sites (harvest-logs --decision_sites), or None."""
-        if not os.path.isfile(self.sites_path):
+        if not os.path.lexists(self.sites_path):
             return None
-        with open(self.sites_path, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
+        with open(_regular_file(self.sites_path, "sites file"), encoding="utf-8") as f:
+            try:
+                return [json.loads(line) for line in f if line.strip()]
+            except ValueError as e:
+                raise _native.MlgoError("%s: not a sites file: %s" % (self.sites_path, e)) from None
 
     def __repr__(self) -> str:
         return "HarvestModule(%r, %s, native_size=%s)" % (self.name, self.status, self.native_size)

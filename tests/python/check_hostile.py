@@ -85,6 +85,12 @@ def run_case(kind, name, path):
         return expect_error(mlgo_corpus.read_tfrecord, path, TFRECORDS[name][1])
     if kind == "harvest-escape":
         return expect_error(mlgo_corpus.Harvest, path, "../../etc/passwd")
+    if kind == "harvest-special-files":
+        harvest = mlgo_corpus.Harvest(path)
+        module = harvest["m.o"]
+        first = expect_error(lambda p: module.read_log(), module.log_path, "not a regular file")
+        expect_error(lambda p: module.sites(), module.sites_path, "not a regular file")
+        return first
     if kind == "corpus-escape":
         return expect_error(mlgo_corpus.Corpus, path, "leaves the corpus")
     if kind == "directory-as-log":
@@ -119,6 +125,18 @@ def main():
                             "log_written": True, "native_size": 10, "default_size": None,
                             "reward": None}) + "\n")
     cases.append(("harvest-escape", "module-name-leaves-the-directory", harvest))
+    # A harvest whose log is a FIFO (a read would block forever) and whose
+    # sites file is a symbolic link out of the directory.
+    special = os.path.join(work, "special")
+    os.makedirs(os.path.join(special, "logs"), exist_ok=True)
+    with open(os.path.join(special, "harvest.jsonl"), "w") as f:
+        f.write(json.dumps({"options": {}}) + "\n")
+        f.write(json.dumps({"module": "m.o", "status": "ok", "reason": "", "detail": "", "exit_status": "",
+                            "stderr_tail": "", "seconds": 0, "decisions": 1, "streams": 1, "log_written": True,
+                            "native_size": 10, "default_size": None, "reward": None}) + "\n")
+    os.mkfifo(os.path.join(special, "logs", "m.o.log"))
+    os.symlink("/etc/passwd", os.path.join(special, "logs", "m.o.sites.jsonl"))
+    cases.append(("harvest-special-files", "fifo-log-and-symlinked-sites", special))
     corpus = os.path.join(work, "corpus")
     os.makedirs(corpus, exist_ok=True)
     with open(os.path.join(corpus, "corpus_description.json"), "w") as f:
