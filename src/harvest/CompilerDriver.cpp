@@ -50,13 +50,30 @@ std::vector<std::string> advisorFlags(Problem problem, const AdvisorSetup &advis
   return {};
 }
 
+// The inliner asks for callee_embedding and caller_embedding only with both
+// flags: the first enables the features, the second is what the IR2Vec
+// analysis reads (LLVM 22 refuses the first alone).
+std::vector<std::string> ir2vecFlags(Problem problem, const AdvisorSetup &advisor) {
+  if (!advisor.Enabled || problem != Problem::Inliner || advisor.IR2VecVocab.empty())
+    return {};
+  std::vector<std::string> flags = {"-ml-inliner-ir2vec-vocab-file=" + advisor.IR2VecVocab,
+                                    "-ir2vec-vocab-path=" + advisor.IR2VecVocab};
+  if (!advisor.IR2VecKind.empty())
+    flags.push_back("-ir2vec-kind=" + advisor.IR2VecKind);
+  return flags;
+}
+
 void addAdvisorFlags(std::vector<std::string> &argv, Problem problem, const AdvisorSetup &advisor, bool viaMllvm) {
+  std::vector<std::string> flags;
   if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin) {
-    std::vector<std::string> flags = pluginAdvisorFlags(advisor, /*clang=*/viaMllvm);
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    return;
+    std::vector<std::string> plugin = pluginAdvisorFlags(advisor, /*clang=*/viaMllvm);
+    argv.insert(argv.end(), plugin.begin(), plugin.end());
+  } else {
+    flags = advisorFlags(problem, advisor);
   }
-  for (std::string &flag : advisorFlags(problem, advisor)) {
+  for (std::string &flag : ir2vecFlags(problem, advisor))
+    flags.push_back(std::move(flag));
+  for (std::string &flag : flags) {
     if (viaMllvm)
       argv.push_back("-mllvm");
     argv.push_back(std::move(flag));

@@ -279,6 +279,8 @@ private:
     advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
     if (decisionSitesWritten(Options))
       advisor.SitesFile = joinPath(work, "sites.jsonl");
+    advisor.IR2VecVocab = Options.IR2VecVocab;
+    advisor.IR2VecKind = Options.IR2VecKind;
 
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
@@ -554,6 +556,12 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &o) {
   // Absent unless written: earlier journals stay comparable.
   if (decisionSitesWritten(o))
     j["decision_sites"] = true;
+  // The embeddings in the logs depend on the vocabulary's content, not on
+  // where it lies.
+  if (!o.IR2VecVocab.empty())
+    j["ir2vec"] = {{"vocab_sha256", o.IR2VecVocabSha256},
+                   {"dimension", o.IR2VecDimension},
+                   {"kind", o.IR2VecKind.empty() ? "default" : o.IR2VecKind}};
   j["policy"] = o.Policy.describe();
   // A shard directory belongs to one shard of one N (a resubmitted task
   // with another index must not mix its modules into it).

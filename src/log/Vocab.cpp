@@ -118,6 +118,8 @@ llvm::Error VocabBuilder::add(TrainingLogReader &reader) {
       targets.clear();
       for (const TensorSpec &spec : header.Features) {
         if (excludedFromVocab(problem, spec.Name)) {
+          if (llvm::StringRef(spec.Name).ends_with("_embedding"))
+            EmbeddingsLeftOut.insert(spec.Name);
           targets.push_back(nullptr);
           continue;
         }

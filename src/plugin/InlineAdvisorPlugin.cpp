@@ -14,6 +14,7 @@
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/BlockFrequencyInfo.h"
 #include "llvm/Analysis/EphemeralValuesCache.h"
+#include "llvm/Analysis/IR2Vec.h"
 #include "llvm/Analysis/InlineAdvisor.h"
 #include "llvm/Analysis/InlineCost.h"
 #include "llvm/Analysis/MLInlineAdvisor.h"
@@ -346,9 +347,28 @@ protected:
   }
 };
 
+// -ml-inliner-ir2vec-vocab-file: LLVM's own ML advisors load the IR2Vec
+// vocabulary before they are made (InlineAdvisorAnalysis), and an advisor
+// made with the vocabulary's result cached asks for callee_embedding and
+// caller_embedding too. A plugin advisor skips that step, so we take it here,
+// with the same error when the vocabulary cannot be loaded.
+bool loadIR2VecVocabularyIfRequested(Module &M, ModuleAnalysisManager &MAM) {
+  static auto *VocabFile =
+      static_cast<cl::opt<std::string> *>(cl::getRegisteredOptions().lookup("ml-inliner-ir2vec-vocab-file"));
+  if (!VocabFile || VocabFile->empty())
+    return true;
+  if (!MAM.getResult<IR2VecVocabAnalysis>(M).isValid()) {
+    M.getContext().emitError("Failed to load IR2Vec vocabulary");
+    return false;
+  }
+  return true;
+}
+
 InlineAdvisor *makeAdvisor(Module &M, FunctionAnalysisManager &FAM, InlineParams Params, InlineContext) {
   if (!TheMAM)
     fatal("the inline advisor was requested before the analyses were registered");
+  if (!loadIR2VecVocabularyIfRequested(M, *TheMAM))
+    return nullptr;
   return new InProcessInlineAdvisor(M, *TheMAM, FAM, Params);
 }
 

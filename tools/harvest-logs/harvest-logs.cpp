@@ -3,6 +3,7 @@
 // (development mode).
 #include "mlgo/harvest/CompileServerChoice.h"
 #include "mlgo/harvest/Harvester.h"
+#include "mlgo/harvest/IR2VecVocabulary.h"
 #include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/PolicyBatch.h"
@@ -192,6 +193,14 @@ int main(int argc, char **argv) {
                "Plugin mode: also write logs/<module>.sites.jsonl, which call site each decision of the log was about "
                "(caller, callee, site ordinal, debug location, default and policy decision; one record per "
                "observation, in log order). The log itself is unchanged. Other modes write none and say why.");
+  std::string ir2vecVocab, ir2vecKind;
+  app.add_option("--ir2vec_vocab", ir2vecVocab,
+                 "An IR2Vec vocabulary (JSON seed embeddings: sections Opcodes, Types, Arguments). The inliner then "
+                 "also sends callee_embedding and caller_embedding (float [dim]), logged before inlining_default: "
+                 "sets -ml-inliner-ir2vec-vocab-file and -ir2vec-vocab-path, in every mode. Its SHA-256 is recorded "
+                 "in the journal's options header.");
+  app.add_option("--ir2vec_kind", ir2vecKind, "With --ir2vec_vocab: the embedding kind (default: LLVM's, symbolic).")
+      ->check(CLI::IsMember({"symbolic", "flow-aware"}));
   bool noFsync = false;
   app.add_flag("--no_fsync", noFsync,
                "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
@@ -219,6 +228,21 @@ int main(int argc, char **argv) {
     return usage("--compiler=opt runs no register allocator; use --compiler=clang or --compiler=llc for " + problem);
   if (o.Decisions == Problem::Inliner && o.Compiler.Kind == CompilerKind::Llc)
     return usage("--compiler=llc runs no inliner; use --compiler=opt or --compiler=clang");
+  if (!ir2vecKind.empty() && ir2vecVocab.empty())
+    return usage("--ir2vec_kind needs --ir2vec_vocab");
+  if (!ir2vecVocab.empty()) {
+    if (o.Decisions != Problem::Inliner)
+      return usage("--ir2vec_vocab: IR2Vec embedding features are the inliner's (--problem=inliner)");
+    auto vocabulary = checkIR2VecVocabulary(ir2vecVocab);
+    if (!vocabulary) {
+      log::error(llvm::toString(vocabulary.takeError()));
+      return 1;
+    }
+    o.IR2VecVocab = vocabulary->Path;
+    o.IR2VecVocabSha256 = vocabulary->Sha256;
+    o.IR2VecDimension = vocabulary->Dimension;
+    o.IR2VecKind = ir2vecKind;
+  }
   o.NumWorkers = static_cast<unsigned>(numWorkers);
   if (!filter.empty())
     o.Selection.Filter = filter;

@@ -113,6 +113,11 @@ int vocab(const std::vector<std::string> &files, const std::string &outputDir, s
   for (const std::string &name : builder.approximate())
     std::fprintf(stderr, "training-log: %s had more distinct values than fit in memory; its buckets are approximate\n",
                  name.c_str());
+  for (const std::string &name : builder.embeddingsLeftOut())
+    std::fprintf(stderr,
+                 "training-log: %s: an IR2Vec embedding, left out (ml-compiler-opt normalises embeddings "
+                 "separately)\n",
+                 name.c_str());
   std::fprintf(stderr, "training-log: wrote %zu .buckets files to %s\n", builder.histograms().size(),
                outputDir.c_str());
   return 0;

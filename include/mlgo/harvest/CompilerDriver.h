@@ -40,6 +40,9 @@ struct AdvisorSetup {
   std::string PluginPath, PluginPolicy, ModuleName; // plugin
   std::string SitesFile;                            // plugin: each decision's call site (--decision_sites)
   std::string ModelDir;    // development with a model
+  /// The inliner's IR2Vec embedding features (--ir2vec_vocab): the vocabulary
+  /// file and the embedding kind ("" = LLVM's default).
+  std::string IR2VecVocab, IR2VecKind;
   bool Enabled = true;     // false: the ordinary inliner (baseline sizes, benchmarks)
 };
 

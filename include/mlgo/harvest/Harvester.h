@@ -46,6 +46,10 @@ struct HarvestOptions {
   /// --decision_sites: with each log, which call site each decision was
   /// about (plugin mode only: see decisionSitesWritten).
   bool DecisionSites = false;
+  /// --ir2vec_vocab (IR2VecVocabulary.h): the inliner's callee_embedding and
+  /// caller_embedding features, from this vocabulary; "" = none.
+  std::string IR2VecVocab, IR2VecVocabSha256, IR2VecKind;
+  size_t IR2VecDimension = 0;
   /// --baseline_cache: a directory of default-policy native sizes shared
   /// with other runs (BaselineCache.h); "" = none.
   std::string BaselineCacheDir;

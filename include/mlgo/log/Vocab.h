@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ public:
 
   const std::map<std::string, std::map<double, uint64_t>> &histograms() const { return Histograms; }
   std::vector<std::string> approximate() const;
+  /// The IR2Vec embedding features the logs held, which get no .buckets
+  /// (ml-compiler-opt normalises embeddings separately).
+  const std::set<std::string> &embeddingsLeftOut() const { return EmbeddingsLeftOut; }
 
 private:
   void insert(std::map<double, uint64_t> &histogram, double value);
@@ -43,6 +47,7 @@ private:
   size_t MaxDistinct;
   std::map<std::string, std::map<double, uint64_t>> Histograms;
   std::map<std::string, bool> Merged;
+  std::set<std::string> EmbeddingsLeftOut;
 };
 
 /// The features generate_vocab leaves out for a problem.
