@@ -193,6 +193,18 @@ def harvest_journal(out):
     write(out, t, "wrong-types", header + "\n" + record("m1", decisions="5", log_written=1) + "\n--\n{\"shard\": 1}")
 
 
+def ir2vec_vocab(out):
+    t = "ir2vec_vocab"
+    good = {"Opcodes": {"Ret": [0.5, -1.0], "Add": [1, 2]}, "Types": {"VoidTy": [0.0, 1e-3]},
+            "Arguments": {"Constant": [2.5, 3]}}
+    write(out, t, "good", json.dumps(good).encode())
+    ragged = json.loads(json.dumps(good))
+    ragged["Types"]["IntegerTy"] = [1.0]
+    write(out, t, "ragged", json.dumps(ragged).encode())
+    write(out, t, "no-types", json.dumps({"Opcodes": good["Opcodes"], "Arguments": good["Arguments"]}).encode())
+    write(out, t, "not-json", b"{\"Opcodes\": [")
+
+
 def baseline_cache(out):
     t = "baseline_cache"
     fmt, key = "mlgo-baseline-cache/1", "a" * 64
@@ -288,7 +300,7 @@ def main():
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
-                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites):
+                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)
