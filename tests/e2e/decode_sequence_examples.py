@@ -4,12 +4,18 @@
 It declares TensorFlow's example.proto/feature.proto messages with the same
 field numbers (built at run time, no protoc needed), checks each record's
 framing, parses every payload with the real protobuf library and prints the
-records as JSON: [{key: [[values of step 0], [values of step 1], ...]}].
+records as JSON: [{key: [[values of step 0], [values of step 1], ...]}]; with
+--example, tf.train.Examples as [{key: [values]}].
 """
 import json
 import math
 import struct
 import sys
+
+# --example: the records are tf.train.Examples (mlgo-ir2vec embed --tfrecord).
+EXAMPLE = "--example" in sys.argv
+if EXAMPLE:
+    sys.argv.remove("--example")
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -45,14 +51,21 @@ def build_messages():
     entry.options.map_entry = True
     message("FeatureLists", [("feature_list", 1, T.TYPE_MESSAGE, rep, ".mlgotest.FeatureLists.FeatureListEntry")],
             nested=[entry])
-    message("Features", [])
+    feature_entry = descriptor_pb2.DescriptorProto(name="FeatureEntry")
+    feature_entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=opt)
+    feature_entry.field.add(name="value", number=2, type=T.TYPE_MESSAGE, label=opt, type_name=".mlgotest.Feature")
+    feature_entry.options.map_entry = True
+    message("Features", [("feature", 1, T.TYPE_MESSAGE, rep, ".mlgotest.Features.FeatureEntry")],
+            nested=[feature_entry])
+    message("Example", [("features", 1, T.TYPE_MESSAGE, opt, ".mlgotest.Features")])
     message("SequenceExample", [("context", 1, T.TYPE_MESSAGE, opt, ".mlgotest.Features"),
                                 ("feature_lists", 2, T.TYPE_MESSAGE, opt, ".mlgotest.FeatureLists")])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(f)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("mlgotest.SequenceExample")) \
+    name = "mlgotest.Example" if EXAMPLE else "mlgotest.SequenceExample"
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(name)) \
         if hasattr(message_factory, "GetMessageClass") else \
-        message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("mlgotest.SequenceExample"))
+        message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName(name))
 
 
 def records(data):
@@ -66,9 +79,25 @@ def records(data):
         yield payload
 
 
+def feature_values(feature):
+    kind = feature.WhichOneof("kind")
+    if kind == "bytes_list":
+        return [v.decode("utf-8", "replace") for v in feature.bytes_list.value]
+    values = list(feature.int64_list.value) if kind == "int64_list" else list(feature.float_list.value)
+    # JSON has no NaN or infinity (regalloc's use_def_density may hold them).
+    return [v if not isinstance(v, float) or math.isfinite(v) else repr(v) for v in values]
+
+
 def main():
     SequenceExample = build_messages()
     out = []
+    if EXAMPLE:  # tf.train.Example records: [{key: [values]}]
+        for payload in records(open(sys.argv[1], "rb").read()):
+            example = SequenceExample()
+            example.ParseFromString(payload)
+            out.append({k: feature_values(v) for k, v in example.features.feature.items()})
+        json.dump(out, sys.stdout, allow_nan=False)
+        return
     for payload in records(open(sys.argv[1], "rb").read()):
         example = SequenceExample()
         example.ParseFromString(payload)

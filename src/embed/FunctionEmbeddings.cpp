@@ -1,0 +1,138 @@
+#include "mlgo/embed/FunctionEmbeddings.h"
+
+#include "llvm/Analysis/IR2Vec.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+#include <optional>
+
+namespace mlgo {
+namespace {
+
+// Diagnostics become an error message instead of LLVM's default of
+// printing and exiting the process.
+struct CollectedDiagnostics {
+  std::string Errors;
+  static void handle(const llvm::DiagnosticInfo *info, void *context) {
+    if (info->getSeverity() != llvm::DS_Error)
+      return;
+    llvm::raw_string_ostream os(static_cast<CollectedDiagnostics *>(context)->Errors);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info->print(printer);
+    os << "; ";
+  }
+};
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+  });
+}
+
+} // namespace
+
+struct EmbeddingVocabulary::State {
+  llvm::LLVMContext Context;
+  CollectedDiagnostics Diagnostics;
+  std::optional<llvm::ir2vec::Vocabulary> Vocabulary; // move-constructible only
+};
+
+EmbeddingVocabulary::EmbeddingVocabulary(std::unique_ptr<State> impl) : Impl(std::move(impl)) {}
+EmbeddingVocabulary::~EmbeddingVocabulary() = default;
+unsigned EmbeddingVocabulary::dimension() const { return Impl->Vocabulary->getDimension(); }
+
+llvm::Expected<std::unique_ptr<EmbeddingVocabulary>> EmbeddingVocabulary::load(llvm::StringRef path) {
+  // IR2Vec reads the file named by its own option, as opt would be told.
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto *vocabPath = static_cast<llvm::cl::opt<std::string> *>(options.lookup("ir2vec-vocab-path"));
+  if (!vocabPath)
+    return llvm::createStringError("this libLLVM has no IR2Vec (-ir2vec-vocab-path is not registered)");
+  vocabPath->setValue(path.str());
+  auto state = std::make_unique<State>();
+  state->Context.setDiagnosticHandlerCallBack(CollectedDiagnostics::handle, &state->Diagnostics);
+  llvm::Module anchor("ir2vec-vocabulary", state->Context);
+  llvm::ModuleAnalysisManager analyses;
+  llvm::IR2VecVocabAnalysis analysis;
+  state->Vocabulary.emplace(analysis.run(anchor, analyses));
+  if (!state->Vocabulary->isValid())
+    return llvm::createStringError("%s: IR2Vec cannot use this vocabulary: %s", path.str().c_str(),
+                                   state->Diagnostics.Errors.empty() ? "invalid" : state->Diagnostics.Errors.c_str());
+  return std::unique_ptr<EmbeddingVocabulary>(new EmbeddingVocabulary(std::move(state)));
+}
+
+llvm::Expected<ModuleEmbeddings> embedModule(llvm::StringRef path, const EmbeddingVocabulary &vocabulary,
+                                             EmbeddingKind kind, llvm::StringRef passes) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  llvm::LLVMContext context;
+  CollectedDiagnostics diagnostics;
+  context.setDiagnosticHandlerCallBack(CollectedDiagnostics::handle, &diagnostics);
+  auto module = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), context);
+  if (!module)
+    return llvm::createStringError("%s: not bitcode LLVM 22 reads: %s", path.str().c_str(),
+                                   llvm::toString(module.takeError()).c_str());
+  if (!diagnostics.Errors.empty())
+    return llvm::createStringError("%s: %s", path.str().c_str(), diagnostics.Errors.c_str());
+
+  if (!passes.empty()) {
+    // opt builds its pipeline with a target machine for the module's triple.
+    initializeTargets();
+    std::unique_ptr<llvm::TargetMachine> machine;
+    std::string error;
+    const llvm::Triple &triple = (*module)->getTargetTriple();
+    if (const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error))
+      machine.reset(target->createTargetMachine(triple, "", "", llvm::TargetOptions(), std::nullopt));
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager sccs;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PassBuilder builder(machine.get());
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, sccs, modules);
+    llvm::ModulePassManager pipeline;
+    if (llvm::Error e = builder.parsePassPipeline(pipeline, passes))
+      return llvm::createStringError("--passes '%s': %s", passes.str().c_str(), llvm::toString(std::move(e)).c_str());
+    pipeline.run(**module, modules);
+    if (!diagnostics.Errors.empty())
+      return llvm::createStringError("%s: the pipeline failed: %s", path.str().c_str(), diagnostics.Errors.c_str());
+  }
+
+  const llvm::ir2vec::Vocabulary &vocab = *vocabulary.state().Vocabulary;
+  ModuleEmbeddings out;
+  out.Module.assign(vocab.getDimension(), 0.0);
+  for (const llvm::Function &function : **module) {
+    if (function.isDeclaration())
+      continue;
+    auto embedder = llvm::ir2vec::Embedder::create(
+        kind == EmbeddingKind::Symbolic ? llvm::IR2VecKind::Symbolic : llvm::IR2VecKind::FlowAware, function, vocab);
+    if (!embedder)
+      return llvm::createStringError("%s: IR2Vec cannot embed function %s", path.str().c_str(),
+                                     function.getName().str().c_str());
+    FunctionEmbedding embedding{function.getName().str(), embedder->getFunctionVector().getData()};
+    for (size_t i = 0; i < embedding.Values.size() && i < out.Module.size(); ++i)
+      out.Module[i] += embedding.Values[i];
+    out.Functions.push_back(std::move(embedding));
+  }
+  return out;
+}
+
+} // namespace mlgo
