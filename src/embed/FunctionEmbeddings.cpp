@@ -1,20 +1,13 @@
 #include "mlgo/embed/FunctionEmbeddings.h"
+#include "mlgo/embed/ModulePipeline.h"
 
 #include "llvm/Analysis/IR2Vec.h"
-#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Host.h"
 
-#include <mutex>
 #include <optional>
 
 namespace mlgo {
@@ -33,15 +26,6 @@ struct CollectedDiagnostics {
     os << "; ";
   }
 };
-
-void initializeTargets() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargets();
-    llvm::InitializeAllTargetMCs();
-  });
-}
 
 } // namespace
 
@@ -76,50 +60,17 @@ llvm::Expected<std::unique_ptr<EmbeddingVocabulary>> EmbeddingVocabulary::load(l
 
 llvm::Expected<ModuleEmbeddings> embedModule(llvm::StringRef path, const EmbeddingVocabulary &vocabulary,
                                              EmbeddingKind kind, llvm::StringRef passes) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  llvm::LLVMContext context;
-  CollectedDiagnostics diagnostics;
-  context.setDiagnosticHandlerCallBack(CollectedDiagnostics::handle, &diagnostics);
-  auto module = llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), context);
-  if (!module)
-    return llvm::createStringError("%s: not bitcode LLVM 22 reads: %s", path.str().c_str(),
-                                   llvm::toString(module.takeError()).c_str());
-  if (!diagnostics.Errors.empty())
-    return llvm::createStringError("%s: %s", path.str().c_str(), diagnostics.Errors.c_str());
-
-  if (!passes.empty()) {
-    // opt builds its pipeline with a target machine for the module's triple.
-    initializeTargets();
-    std::unique_ptr<llvm::TargetMachine> machine;
-    std::string error;
-    const llvm::Triple &triple = (*module)->getTargetTriple();
-    if (const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error))
-      machine.reset(target->createTargetMachine(triple, "", "", llvm::TargetOptions(), std::nullopt));
-    llvm::LoopAnalysisManager loops;
-    llvm::FunctionAnalysisManager functions;
-    llvm::CGSCCAnalysisManager sccs;
-    llvm::ModuleAnalysisManager modules;
-    llvm::PassBuilder builder(machine.get());
-    builder.registerModuleAnalyses(modules);
-    builder.registerCGSCCAnalyses(sccs);
-    builder.registerFunctionAnalyses(functions);
-    builder.registerLoopAnalyses(loops);
-    builder.crossRegisterProxies(loops, functions, sccs, modules);
-    llvm::ModulePassManager pipeline;
-    if (llvm::Error e = builder.parsePassPipeline(pipeline, passes))
-      return llvm::createStringError("--passes '%s': %s", passes.str().c_str(), llvm::toString(std::move(e)).c_str());
-    pipeline.run(**module, modules);
-    if (!diagnostics.Errors.empty())
-      return llvm::createStringError("%s: the pipeline failed: %s", path.str().c_str(), diagnostics.Errors.c_str());
-  }
-
+  auto loaded = LoadedModule::load(path);
+  if (!loaded)
+    return loaded.takeError();
+  if (!passes.empty())
+    if (llvm::Error e = (*loaded)->runPipeline(passes))
+      return std::move(e);
+  llvm::Module *module = &(*loaded)->module();
   const llvm::ir2vec::Vocabulary &vocab = *vocabulary.state().Vocabulary;
   ModuleEmbeddings out;
   out.Module.assign(vocab.getDimension(), 0.0);
-  for (const llvm::Function &function : **module) {
+  for (const llvm::Function &function : *module) {
     if (function.isDeclaration())
       continue;
     auto embedder = llvm::ir2vec::Embedder::create(

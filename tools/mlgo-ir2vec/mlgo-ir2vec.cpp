@@ -1,6 +1,7 @@
 // mlgo-ir2vec: IR2Vec program embeddings over a whole corpus, in-process
 // (libLLVM's IR2Vec classes) and in parallel.
 #include "mlgo/embed/EmbeddingTable.h"
+#include "mlgo/embed/Triplets.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 using namespace mlgo;
 
@@ -38,10 +40,83 @@ int main(int argc, char **argv) {
   embed->add_option("--num_workers", o.Workers, "Modules embedded at once (default: one per hardware thread).");
   embed->add_option("--report", report,
                     "Also write {modules, functions, dimension, failed: [{module, reason}]} as JSON to this file.");
+
+  TripletCorpusOptions t;
+  std::string levels = "O0,O1,O2,O3", tripletReport;
+  size_t memoryMb = 48;
+  CLI::App *triplets = app.add_subcommand(
+      "triplets", "Write an IR2Vec vocabulary's training data as OpenKE files (train2id.txt, entity2id.txt, "
+                  "relation2id.txt): every module optimized in-process at a seeded choice among --opt_levels, its "
+                  "triplets as llvm-ir2vec-22 triplets prints them, deduplicated over the corpus within a memory "
+                  "budget (sorted runs spilled to disk and merged).");
+  triplets->add_option("--corpus", t.CorpusDir, "The corpus (corpus_description.json and <module>.bc).")->required();
+  triplets->add_option("--output_dir", t.OutputDir, "Where the three files go (created; written atomically).")
+      ->required();
+  triplets
+      ->add_option("--opt_levels", levels,
+                   "Comma-separated opt levels (O0, O1, O2, O3, Os, Oz); each module gets one, drawn from the "
+                   "seed and its name. One level: every module.")
+      ->capture_default_str();
+  triplets->add_option("--seed", t.Seed, "The seed of the opt level choice.")->capture_default_str();
+  triplets->add_option("--num_workers", t.Workers, "Modules processed at once (default: one per hardware thread).");
+  triplets
+      ->add_option("--memory_mb", memoryMb,
+                   "Triplets held in memory before a sorted run is spilled to disk (12 bytes each).")
+      ->check(CLI::Range(size_t(1), size_t(1) << 20))
+      ->capture_default_str();
+  triplets->add_option("--report", tripletReport,
+                       "Also write {modules: [{module, opt_level, triplets, error}], distinct, max_relation, "
+                       "spilled_runs} as JSON to this file.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
   installInterruptHandlers();
   o.Kind = kind == "flow-aware" ? EmbeddingKind::FlowAware : EmbeddingKind::Symbolic;
+
+  if (triplets->parsed()) {
+    t.OptLevels.clear();
+    for (llvm::StringRef rest = levels; !rest.empty();) {
+      auto [level, tail] = rest.split(',');
+      t.OptLevels.push_back(level.trim().str());
+      rest = tail;
+    }
+    t.MemoryBudget = memoryMb * (size_t(1) << 20) / 12;
+    if (const char *budget = std::getenv("MLGO_IR2VEC_TRIPLET_BUDGET")) // tests: a budget of a few triplets
+      t.MemoryBudget = std::strtoull(budget, nullptr, 10);
+    auto result = writeCorpusTriplets(t);
+    if (!result) {
+      log::error(llvm::toString(result.takeError()));
+      return 1;
+    }
+    size_t failed = 0;
+    for (const TripletModuleRecord &r : result->Modules)
+      if (!r.Error.empty()) {
+        ++failed;
+        log::warning(r.Module + ": left out: " + r.Error);
+      }
+    if (!tripletReport.empty()) {
+      nlohmann::ordered_json j;
+      j["modules"] = nlohmann::ordered_json::array();
+      for (const TripletModuleRecord &r : result->Modules)
+        j["modules"].push_back(
+            {{"module", r.Module},
+             {"opt_level", r.OptLevel},
+             {"triplets", r.Triplets},
+             {"error", r.Error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.Error)}});
+      j["distinct"] = result->Distinct;
+      j["max_relation"] = result->MaxRelation;
+      j["spilled_runs"] = result->SpilledRuns;
+      if (llvm::Error e = writeFileAtomically(tripletReport,
+                                              j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
+        log::error("cannot write " + tripletReport + ": " + llvm::toString(std::move(e)));
+        return 1;
+      }
+    }
+    std::fprintf(stderr,
+                 "mlgo-ir2vec: %zu modules, %zu distinct triplets, max relation %u, %zu spilled runs, %zu "
+                 "modules failed\n",
+                 result->Modules.size() - failed, result->Distinct, result->MaxRelation, result->SpilledRuns, failed);
+    return 0;
+  }
 
   auto summary = embedCorpus(o);
   if (!summary) {
