@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace mlgo;
@@ -167,4 +169,45 @@ TEST_F(IR2VecHarvest, BadVocabulariesAndMisuseAreClearErrors) {
   r = run(harvestCommand(corpus(), Work / "e", "--ir2vec_kind=flow-aware"));
   EXPECT_EQ(r.ExitCode, 2) << r.Err;
   EXPECT_NE(r.Err.find("--ir2vec_kind needs --ir2vec_vocab"), std::string::npos) << r.Err;
+}
+
+// A tflite: policy may take the embeddings as float [dim] inputs, bound by
+// name like every feature: a model that inlines where the callee's vector
+// sums to more than the median sum of a default harvest decides exactly so
+// at every logged call site.
+TEST_F(IR2VecHarvest, TFLitePoliciesBindTheEmbeddingsByName) {
+  mustRun(harvest(Work / "default", "--modules_filter=m[12]"));
+  std::vector<float> sums;
+  for (const std::string m : {"m1.o", "m2.o"})
+    for (const LoggedObservation &o : readObservations(Work / ("default/logs/" + m + ".log"))) {
+      float sum = 0;
+      for (double v : o.Features.at("callee_embedding"))
+        sum += static_cast<float>(v);
+      sums.push_back(sum);
+    }
+  ASSERT_FALSE(sums.empty());
+  std::sort(sums.begin(), sums.end());
+  float threshold = sums[sums.size() / 2];
+  std::string features = Work / "features.json";
+  writeFile(features, R"({"features": [{"name": "callee_embedding", "type": "float", "shape": [8], "threshold": )" +
+                          std::to_string(threshold) + "}]}");
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_models.py") +
+          " embedding_sign " + quote(features) + " " + quote(Work / "policy"));
+  std::string out = Work / "out";
+  mustRun(harvest(out, "--mode=plugin --modules_filter=m[12] --policy=tflite:" + quote(Work / "policy")));
+  size_t inlined = 0, total = 0;
+  for (const std::string m : {"m1.o", "m2.o"}) {
+    for (const LoggedObservation &o : readObservations(out + "/logs/" + m + ".log")) {
+      float sum = 0;
+      for (double v : o.Features.at("callee_embedding"))
+        sum += static_cast<float>(v);
+      float margin = std::abs(sum - static_cast<float>(std::stod(std::to_string(threshold))));
+      if (margin > 1e-4f) // the evaluator sums in its own order
+        EXPECT_EQ(o["inlining_decision"], sum > threshold ? 1 : 0) << m << " observation " << o.Index << " sum " << sum;
+      inlined += o["inlining_decision"] != 0;
+      ++total;
+    }
+  }
+  EXPECT_GT(inlined, 0u);
+  EXPECT_LT(inlined, total) << "the test needs both decisions";
 }

@@ -6,6 +6,7 @@ evaluator under test.
   tflite_models.py KIND FEATURES.json OUTDIR [--seed N]
 
 KIND: inliner | inliner_echo | constant1 | evict | evict_mask_argmax | insurance | wide_broadcasts | bool_bytes |
+embedding_sign |
 malformed-NAME.
 FEATURES.json: the compiler's features as a log header lists them
 ({"features": [{"name", "type", "shape"}...]}). Writes OUTDIR/model.tflite,
@@ -297,6 +298,27 @@ def constant1(features, rng):
     return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [1])]
 
 
+def embedding_sign(features, rng):
+    """Inlines exactly where the callee's IR2Vec embedding (float [dim], the
+    compiler's callee_embedding) sums to more than the spec's "threshold"
+    (default 0): FULLY_CONNECTED with a row of zeros (bias: the threshold) and
+    a row of ones, then the arg-max (a tie is 0)."""
+    g = Graph()
+    training_inputs(g)
+    spec_of = {f["name"]: f for f in features}
+    dim = spec_of["callee_embedding"]["shape"][-1]
+    x = g.tensor("action_callee_embedding:0", FLOAT32, [dim])
+    g.inputs.append(x)
+    weights = g.const("rows", np.vstack([np.zeros(dim), np.ones(dim)]), FLOAT32)
+    bias = g.const("threshold", np.array([spec_of["callee_embedding"].get("threshold", 0.0), 0.0]), FLOAT32)
+    logits = g.op("FULLY_CONNECTED", [x, weights, bias], FLOAT32, [1, 2], [(0, "i8", 0), (1, "i8", 0), (2, "u8", 0)],
+                  out_name="inlining_logits:0")
+    axis = g.const("argmax_axis", np.int32(1), INT32)
+    decision = g.op("ARG_MAX", [logits, axis], INT64, [1], [(0, "i8", INT64)], out_name="inlining_decision:0")
+    g.outputs = [decision]
+    return g, [spec("inlining_decision", "inlining_decision:0", "int64_t", [1])]
+
+
 def evict(features, rng):
     g = Graph()
     training_inputs(g)
@@ -521,7 +543,8 @@ def main():
     features = json.load(open(features_path))["features"]
     rng = np.random.default_rng(seed)
     builders = {"inliner": inliner, "inliner_echo": inliner_echo, "constant1": constant1, "evict": evict, "evict_mask_argmax": evict_mask_argmax,
-                "insurance": insurance, "wide_broadcasts": wide_broadcasts, "bool_bytes": bool_bytes}
+                "insurance": insurance, "wide_broadcasts": wide_broadcasts, "bool_bytes": bool_bytes,
+                "embedding_sign": embedding_sign}
     if kind.startswith("malformed-"):
         g, output_spec = malformed(kind[len("malformed-"):], features, rng)
     else:
