@@ -1,6 +1,7 @@
 // mlgo-ir2vec: IR2Vec program embeddings over a whole corpus, in-process
 // (libLLVM's IR2Vec classes) and in parallel.
 #include "mlgo/embed/EmbeddingTable.h"
+#include "mlgo/embed/TransE.h"
 #include "mlgo/embed/Triplets.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
@@ -67,9 +68,77 @@ int main(int argc, char **argv) {
   triplets->add_option("--report", tripletReport,
                        "Also write {modules: [{module, opt_level, triplets, error}], distinct, max_relation, "
                        "spilled_runs} as JSON to this file.");
+
+  TransEOptions transE;
+  std::string trainDir, vocabOut, testFile, trainReport;
+  CLI::App *train = app.add_subcommand(
+      "train", "Train an IR2Vec vocabulary natively with TransE (the model LLVM's recipe trains with OpenKE) on "
+               "mlgo-ir2vec triplets' files, multi-threaded, deterministic for a seed and --num_workers, and write "
+               "it in the JSON layout IR2Vec reads (sections Opcodes, Types, Arguments, Predicates).");
+  train->add_option("--input_dir", trainDir, "The directory of train2id.txt, entity2id.txt, relation2id.txt.")
+      ->required();
+  train->add_option("--output", vocabOut, "The vocabulary JSON to write (atomically).")->required();
+  train->add_option("--dim", transE.Dimension, "Embedding dimension.")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  train->add_option("--epochs", transE.Epochs, "Passes over the triplets.")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  train->add_option("--seed", transE.Seed, "Seed of the initial vectors, the shuffles and the negatives.")
+      ->capture_default_str();
+  train->add_option("--batch_size", transE.BatchSize, "Triplets per SGD step.")
+      ->check(CLI::Range(1u, 1u << 30))
+      ->capture_default_str();
+  train->add_option("--learning_rate", transE.LearningRate, "SGD step size.")->capture_default_str();
+  train->add_option("--margin", transE.Margin, "Margin of the ranking loss.")->capture_default_str();
+  train->add_option("--num_workers", transE.Threads,
+                    "Threads (default: one per hardware thread); with the seed, "
+                    "it decides the result.");
+  train->add_option("--test_file", testFile,
+                    "Held-out triplets (train2id format) whose raw link-prediction hits@10 the report gives.");
+  train->add_option("--report", trainReport,
+                    "Also write {triplets, entities, relations, final_loss, hits_at_10_train, hits_at_10_test} as "
+                    "JSON to this file.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
   installInterruptHandlers();
+
+  if (train->parsed()) {
+    auto data = readTripletData(trainDir);
+    if (!data) {
+      log::error(llvm::toString(data.takeError()));
+      return 1;
+    }
+    std::vector<Triplet> held;
+    if (!testFile.empty()) {
+      auto read = readTripletFile(testFile, data->Entities.size(), data->Relations.size());
+      if (!read) {
+        log::error(llvm::toString(read.takeError()));
+        return 1;
+      }
+      held = std::move(*read);
+    }
+    TransEModel model = trainTransE(*data, transE);
+    if (llvm::Error e = writeFileAtomically(vocabOut, vocabularyJson(*data, model))) {
+      log::error("cannot write " + vocabOut + ": " + llvm::toString(std::move(e)));
+      return 1;
+    }
+    nlohmann::ordered_json j;
+    j["triplets"] = data->Triplets.size();
+    j["entities"] = data->Entities.size();
+    j["relations"] = data->Relations.size();
+    j["final_loss"] = model.FinalLoss;
+    j["hits_at_10_train"] = hitsAt10(model, data->Triplets);
+    j["hits_at_10_test"] =
+        held.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(hitsAt10(model, held));
+    if (!trainReport.empty())
+      if (llvm::Error e = writeFileAtomically(trainReport, j.dump(2) + "\n")) {
+        log::error("cannot write " + trainReport + ": " + llvm::toString(std::move(e)));
+        return 1;
+      }
+    std::fprintf(stderr, "mlgo-ir2vec: %s\n", j.dump().c_str());
+    return 0;
+  }
   o.Kind = kind == "flow-aware" ? EmbeddingKind::FlowAware : EmbeddingKind::Symbolic;
 
   if (triplets->parsed()) {
