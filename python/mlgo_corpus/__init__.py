@@ -22,6 +22,7 @@ from ._tfrecord import read_tfrecord
 from ._directories import Harvest, HarvestModule, Corpus, CorpusModule
 from .features import Vocab, normalize
 from .export import export_policy
+from .env import InlinerEnv
 
 __all__ = [
     "MlgoError",
@@ -36,4 +37,5 @@ __all__ = [
     "Vocab",
     "normalize",
     "export_policy",
+    "InlinerEnv",
 ]

@@ -33,5 +33,6 @@ void registerErrors(pybind11::module_ &module);
 void registerLogs(pybind11::module_ &module);
 void registerDirectories(pybind11::module_ &module);
 void registerChannel(pybind11::module_ &module);
+void registerEnvironment(pybind11::module_ &module);
 
 } // namespace mlgo::python

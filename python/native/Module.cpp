@@ -6,4 +6,5 @@ PYBIND11_MODULE(_native, module) {
   mlgo::python::registerLogs(module);
   mlgo::python::registerDirectories(module);
   mlgo::python::registerChannel(module);
+  mlgo::python::registerEnvironment(module);
 }

@@ -209,3 +209,18 @@ TEST_F(PythonPackage, TheTrainInlinerExampleClosesTheLoop) {
   EXPECT_GT(report["policy_native_size"].get<int>(), 0);
   std::cerr << "train_inliner: " << r.Out;
 }
+
+// mlgo_corpus.InlinerEnv: a seeded random agent's episodes over the corpus
+// equal, observation by observation, harvest-logs replaying its actions; the
+// final native size, default size and reward equal the journal's; close(), a
+// new reset() and a SIGKILLed host leave no opt process, close() no FIFO; a
+// corrupt module, a hanging compiler and bad actions are clear errors
+// (tests/python/check_env.py).
+TEST_F(PythonPackage, TheInlinerEnvironmentSeesWhatAHarvestLogsAndCleansUp) {
+  CommandResult r = run(Python + script("check_env.py") + " " + quote(corpus()) + " " + quote(tool("harvest-logs")) +
+                        " " + quote(Work.path()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json checked = nlohmann::json::parse(r.Out);
+  EXPECT_EQ(checked["modules"], 4);
+  EXPECT_GT(checked["observations_compared"].get<int>(), 1000);
+}
