@@ -31,28 +31,10 @@ n=${1:-100}
 rounds=${MLGO_BENCH_ROUNDS:-3}
 dir=$root/bench/.work/tflite_$n
 
-if [ ! -f "$dir/corpus/corpus_description.json" ]; then
-  rm -rf "$dir" && mkdir -p "$dir/src" "$dir/bc"
-  for ((i = 0; i < n; i++)); do
-    leaves=$((8 + i % 30)) mids=$((10 + (i * 7) % 60))
-    {
-      echo "static int table[256];"
-      for ((f = 0; f < leaves; f++)); do echo "static int leaf$f(int x) { return (x * $((f + 3))) ^ table[x & 255]; }"; done
-      for ((f = 0; f < mids; f++)); do
-        printf 'int mid%d(int x) { return 0' "$f"
-        for ((k = 0; k < 6; k++)); do printf ' + leaf%d(x + %d)' $(((f * 7 + k) % leaves)) "$k"; done
-        echo "; }"
-      done
-      echo "int top$i(int x) { int s = 0; for (int k = 0; k < x; ++k) {"
-      for ((f = 0; f < mids; f++)); do echo "  s += mid$f(s + k);"; done
-      echo "} return s; }"
-    } > "$dir/src/m$i.c"
-  done
-  echo "bench: compiling $n modules..." >&2
-  (cd "$dir" && ls src | sed 's/\.c$//' |
-    xargs -P"$(nproc)" -I{} clang-22 -Oz -Xclang -disable-llvm-passes -emit-llvm -c src/{}.c -o bc/{}.bc)
-  "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
-fi
+work=$root/bench/.work
+# shellcheck source=bench/corpora.sh
+source "$root/bench/corpora.sh"
+generate "$n" "$dir"
 
 now() { date +%s.%N; }
 field() { grep -o "\"$1\": [0-9.e+-]*" "$2" | head -1 | grep -o '[0-9.e+-]*$'; }

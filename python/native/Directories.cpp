@@ -4,7 +4,6 @@
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/corpus/ModuleCommandLine.h"
-#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 
@@ -34,11 +33,7 @@ py::dict readHarvest(const std::string &dir) {
 }
 
 py::dict readCorpus(const std::string &dir) {
-  CorpusDescription description = unwrap(readCorpusDescription(dir));
-  for (const std::string &name : description.Modules)
-    if (llvm::Error e = checkModuleName(name))
-      raise(llvm::createStringError("%s/%s: %s", dir.c_str(), CorpusDescriptionFile,
-                                    llvm::toString(std::move(e)).c_str()));
+  CorpusDescription description = unwrap(readCheckedCorpusDescription(dir));
   py::dict out;
   out["fields"] = description.Fields.dump();
   out["modules"] = description.Modules;

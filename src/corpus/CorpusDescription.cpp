@@ -1,4 +1,5 @@
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/corpus/ModuleNaming.h"
 
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/PathUtil.h"
@@ -52,6 +53,17 @@ llvm::Expected<CorpusDescription> readCorpusDescription(llvm::StringRef dir) {
     if (it.key() != "modules")
       description.Fields[it.key()] = it.value();
   return description;
+}
+
+llvm::Expected<CorpusDescription> readCheckedCorpusDescription(llvm::StringRef dir) {
+  auto corpus = readCorpusDescription(dir);
+  if (!corpus)
+    return corpus.takeError();
+  for (const std::string &name : corpus->Modules)
+    if (llvm::Error e = checkModuleName(name))
+      return llvm::createStringError("%s/%s: %s", dir.str().c_str(), CorpusDescriptionFile,
+                                     llvm::toString(std::move(e)).c_str());
+  return corpus;
 }
 
 } // namespace mlgo

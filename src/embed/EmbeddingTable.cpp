@@ -1,7 +1,6 @@
 #include "mlgo/embed/EmbeddingTable.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
-#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/log/SequenceExample.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/support/AtomicFile.h"
@@ -68,13 +67,9 @@ std::string embeddingExample(llvm::StringRef module, const std::string *function
 }
 
 llvm::Expected<EmbedCorpusSummary> embedCorpus(const EmbedCorpusOptions &options) {
-  auto corpus = readCorpusDescription(options.CorpusDir);
+  auto corpus = readCheckedCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();
-  for (const std::string &name : corpus->Modules)
-    if (llvm::Error e = checkModuleName(name))
-      return llvm::createStringError("%s/%s: %s", options.CorpusDir.c_str(), CorpusDescriptionFile,
-                                     llvm::toString(std::move(e)).c_str());
   auto vocabulary = EmbeddingVocabulary::load(options.VocabPath);
   if (!vocabulary)
     return vocabulary.takeError();

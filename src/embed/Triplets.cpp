@@ -1,7 +1,6 @@
 #include "mlgo/embed/Triplets.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
-#include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/embed/ModulePipeline.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
@@ -195,13 +194,9 @@ llvm::Expected<TripletCorpusSummary> writeCorpusTriplets(const TripletCorpusOpti
       return llvm::createStringError("--opt_levels: '%s' is not one of O0, O1, O2, O3, Os, Oz", level.c_str());
   if (options.OptLevels.empty())
     return llvm::createStringError("--opt_levels: at least one level");
-  auto corpus = readCorpusDescription(options.CorpusDir);
+  auto corpus = readCheckedCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();
-  for (const std::string &name : corpus->Modules)
-    if (llvm::Error e = checkModuleName(name))
-      return llvm::createStringError("%s/%s: %s", options.CorpusDir.c_str(), CorpusDescriptionFile,
-                                     llvm::toString(std::move(e)).c_str());
   if (std::error_code ec = llvm::sys::fs::create_directories(options.OutputDir))
     return llvm::createStringError(ec, "cannot create %s: %s", options.OutputDir.c_str(), ec.message().c_str());
   std::string spillDir = joinPath(options.OutputDir, ".triplet-runs");

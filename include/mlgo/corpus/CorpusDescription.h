@@ -31,4 +31,9 @@ llvm::Error writeCorpusDescription(llvm::StringRef dir, const CorpusDescription 
 /// whose "modules" is a list of strings. Errors name the file.
 llvm::Expected<CorpusDescription> readCorpusDescription(llvm::StringRef dir);
 
+/// readCorpusDescription, and every module name checked with
+/// checkModuleName (ModuleNaming.h): what a tool that opens the modules'
+/// files reads. An error names the file and the module.
+llvm::Expected<CorpusDescription> readCheckedCorpusDescription(llvm::StringRef dir);
+
 } // namespace mlgo
