@@ -138,6 +138,9 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
   // it, as an exec'd compiler), with one copy of our page tables instead of
   // the two a fork-and-fork-again would take. The server is single-threaded,
   // so the raw clone (no fork handlers) leaves no lock held in the child.
+  // As the exec'd tool would be named (opt-22, llc-22): taken at once in the
+  // child, so that it is never seen under the server's name.
+  std::string name = request.Argv[0].substr(request.Argv[0].rfind('/') + 1);
   pid_t child = static_cast<pid_t>(::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
   if (child < 0) {
     reply.Message = std::string("clone: ") + std::strerror(errno);
@@ -146,11 +149,9 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
     return reply;
   }
   if (child == 0) {
+    ::prctl(PR_SET_NAME, name.c_str());
     ::close(report[0]);
     setUpChild(request, confinement.fd(), report[1], harvester);
-    // As the exec'd tool would be named: opt-22, llc-22.
-    std::string name = request.Argv[0].substr(request.Argv[0].rfind('/') + 1);
-    ::prctl(PR_SET_NAME, name.c_str());
     maybeFail(fault, request);
     std::vector<char *> argv;
     for (const std::string &arg : request.Argv)

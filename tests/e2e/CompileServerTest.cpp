@@ -17,8 +17,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <dirent.h>
+#include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -52,8 +55,8 @@ void expectSameOutputs(const std::string &a, const std::string &b) {
 
 // The pids of running compile servers started from the executable `path`
 // (each test runs its own copy, so that tests running in parallel never see
-// each other's servers): their children rename themselves at once
-// (mlgo-fork, then opt-22 or llc-22), the server keeps its name.
+// each other's servers): their children rename themselves at once (to
+// opt-22 or llc-22), the server keeps its name.
 std::vector<pid_t> runningServers(const std::string &path) {
   std::vector<pid_t> pids;
   DIR *proc = ::opendir("/proc");
@@ -345,6 +348,52 @@ ChildCost compileOnce(const std::string &serverPath, const std::string &bitcode,
         cost.LibLLVMCodeFileBacked = true;
   }
   return cost;
+}
+
+// A compile child takes its tool's name before anything else: while it is
+// still setting up (here: blocked opening a FIFO as its stdout), it is not
+// seen under the server's name, so that nothing looking for the server by
+// name (these tests, ps) can take the child for it.
+TEST_F(CompileServer, AChildIsNamedAsItsToolBeforeItsSetUp) {
+  std::string own = ownServer(Work / "server");
+  std::string fifo = Work / "stdout.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  writeFile(Work / "m.ll", "define i32 @f(i32 %x) {\n  ret i32 %x\n}\n");
+  mustRun("/usr/lib/llvm-22/bin/llvm-as " + quote(Work / "m.ll") + " -o " + quote(Work / "m.bc"));
+  mlgo::CompileServerClient client({own, {}, "", "/dev/null"});
+  mlgo::SpawnOptions options;
+  options.Argv = {"/usr/lib/llvm-22/bin/opt", "-passes=default<Oz>", Work / "m.bc", "-o", Work / "out.bc"};
+  options.StdoutPath = fifo; // the child blocks opening it until we read
+  std::optional<llvm::Expected<mlgo::ChildProcess>> spawned;
+  std::thread spawner([&] { spawned.emplace(client.spawn("opt", options)); });
+  // Our children: the server and, once cloned, the compile child.
+  auto children = [] {
+    std::vector<std::string> names;
+    for (const auto &entry : fs::directory_iterator("/proc")) {
+      std::string stat = readFile(entry.path().string() + "/stat");
+      size_t close = stat.rfind(')');
+      if (close == std::string::npos)
+        continue;
+      std::istringstream rest(stat.substr(close + 2));
+      std::string state;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid == ::getpid())
+        names.push_back(readFile(entry.path().string() + "/comm"));
+    }
+    return names;
+  };
+  std::vector<std::string> seen;
+  EXPECT_TRUE(
+      waitUntil([&] { return (seen = children()).size() >= 2; }, GenerousDeadline, "the compile child to be cloned"));
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"mlgo-compile-se\n", "opt\n"}));
+  EXPECT_EQ(runningServers(own).size(), 1u);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK); // lets the child go on
+  spawner.join();
+  ASSERT_TRUE(spawned && *spawned) << (spawned ? llvm::toString(spawned->takeError()) : "no reply");
+  EXPECT_TRUE((**spawned).wait().ok());
+  ::close(reader);
 }
 
 // fork() copies the page tables of anonymous memory only: the server moves
