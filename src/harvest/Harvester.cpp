@@ -22,6 +22,7 @@
 #include "mlgo/support/OutputFile.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
+#include "mlgo/support/SerialQueue.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,6 +48,22 @@ using Clock = std::chrono::steady_clock;
 
 // The journal record a module's harvest produces (mlgo/harvest/HarvestJournal.h).
 using ModuleRecord = HarvestRecord;
+
+// Where a harvested module's files go once they are durable (Harvest::place).
+struct LogPlacement {
+  std::string Log, LogDestination;     // empty: no log
+  std::string Sites, SitesDestination; // empty: no sites file
+};
+
+struct HarvestedModule {
+  ModuleRecord Record;
+  LogPlacement Placement;
+  std::string Work; // removed once placed; empty: kept (--explicit_temps_dir)
+};
+
+// Finished modules waiting for their syncs, per worker: enough to cover a
+// slow sync, few enough to bound the work directories left on disk.
+constexpr size_t PendingPlacementsPerWorker = 2;
 
 std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
@@ -105,9 +122,12 @@ public:
     return llvm::Error::success();
   }
 
-  ModuleRecord harvest(const PlannedModule &module, size_t index, Policy &policy, CompileServerClient *server) {
+  /// Compiles a module; its log, if any, still lies in its work directory
+  /// (place() puts it in logs/).
+  HarvestedModule harvest(const PlannedModule &module, size_t index, Policy &policy, CompileServerClient *server) {
     auto start = Clock::now();
-    ModuleRecord record;
+    HarvestedModule done;
+    ModuleRecord &record = done.Record;
     record.Module = module.Name;
     std::string work = Options.ExplicitTempsDir.empty()
                            ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
@@ -115,13 +135,44 @@ public:
     llvm::sys::fs::remove_directories(work);
     if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
       writeFailed(record, llvm::make_error<WriteError>(work, ec));
-      return record;
+      return done;
     }
-    run(module, work, policy, server, record);
+    run(module, work, policy, server, record, done.Placement);
     record.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (Options.ExplicitTempsDir.empty())
-      llvm::sys::fs::remove_directories(work);
-    return record;
+      done.Work = work;
+    if (done.Placement.Log.empty())
+      removeWork(done);
+    return done;
+  }
+
+  /// Makes a harvested module's log (and sites file) durable in logs/, as
+  /// its journal record will promise: each file synced, then renamed (a
+  /// copy when the work directory is on another file system:
+  /// --explicit_temps_dir), then logs/ synced (docs/harvest-logs.md). The
+  /// sites file goes first: a log in place promises its sites. Runs on the
+  /// harvest's committing thread, while the workers compile on.
+  void place(HarvestedModule &done) {
+    const LogPlacement &p = done.Placement;
+    if (!p.Log.empty()) {
+      llvm::Error placed = llvm::Error::success();
+      if (!p.Sites.empty()) {
+        placed = syncFile(p.Sites);
+        if (!placed)
+          placed = moveFile(p.Sites, p.SitesDestination);
+      }
+      if (!placed)
+        placed = syncFile(p.Log);
+      if (!placed)
+        placed = moveFile(p.Log, p.LogDestination);
+      if (!placed)
+        placed = syncDirectory(dirName(p.LogDestination));
+      if (placed)
+        writeFailed(done.Record, std::move(placed));
+      else
+        done.Record.LogWritten = true;
+    }
+    removeWork(done);
   }
 
   /// Set once a write failed because the output file system is unusable
@@ -140,6 +191,12 @@ public:
   }
 
 private:
+  void removeWork(HarvestedModule &done) {
+    if (!done.Work.empty())
+      llvm::sys::fs::remove_directories(done.Work);
+    done.Work.clear();
+  }
+
   void writeFailed(ModuleRecord &record, llvm::Error error) {
     record.Status = "failed";
     record.Reason = "write_failed";
@@ -255,7 +312,7 @@ private:
   }
 
   void run(const PlannedModule &module, const std::string &work, Policy &policy, CompileServerClient *server,
-           ModuleRecord &record) {
+           ModuleRecord &record, LogPlacement &placement) {
     auto in = inputs(module.Name);
     if (!in) {
       llvm::Error error = in.takeError();
@@ -364,30 +421,14 @@ private:
       record.Detail = llvm::toString(std::move(e));
       return;
     }
-    // Durable before the journal line that names it (docs/harvest-logs.md); a
-    // copy when the work directory is on another file system (--explicit_temps_dir).
-    // The sites file goes first: a log in place promises its sites.
     if (!advisor.SitesFile.empty()) {
       if (!checkSites(advisor.SitesFile, record))
         return;
-      llvm::Error placed = syncFile(advisor.SitesFile);
-      if (!placed)
-        placed = moveFile(advisor.SitesFile, harvestSitesPath(Options.OutputDir, module.Name));
-      if (placed) {
-        writeFailed(record, std::move(placed));
-        return;
-      }
+      placement.Sites = advisor.SitesFile;
+      placement.SitesDestination = harvestSitesPath(Options.OutputDir, module.Name);
     }
-    llvm::Error moved = syncFile(produced);
-    if (!moved)
-      moved = moveFile(produced, destination);
-    if (!moved)
-      moved = syncDirectory(dirName(destination));
-    if (moved) {
-      writeFailed(record, std::move(moved));
-      return;
-    }
-    record.LogWritten = true;
+    placement.Log = produced;
+    placement.LogDestination = destination;
   }
 
   // The plugin writes one site per observation; a sites file that does not
@@ -717,7 +758,9 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   std::atomic<size_t> nextTodo{0};
 
   Progress progress("modules", todo.size(), options.ProgressInterval);
-  std::mutex resultsMutex;
+  // Placing logs and appending the journal: one thread, after the workers'
+  // compiles, so that a worker's next compile need not wait for the disk.
+  SerialQueue committer(PendingPlacementsPerWorker * workers);
   auto start = Clock::now();
   arena.execute([&] {
     tbb::parallel_for(0u, workers, [&](unsigned) {
@@ -728,35 +771,32 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         size_t at = slot >= 0 && static_cast<size_t>(slot) < policies.size() ? slot : workers;
         Policy &policy = *policies[at];
         size_t i = todo[k];
-        ModuleRecord record = harvest.harvest((*plan)[i], i, policy, servers[at].get());
-        if (record.Status == "interrupted") {
-          // Not recorded: redone on resume. A log already moved into place
-          // (the signal came during the reward's compile) goes too, so that
-          // the journal describes every log in the directory.
-          if (record.LogWritten)
-            removeLog(options, record.Module);
+        HarvestedModule done = harvest.harvest((*plan)[i], i, policy, servers[at].get());
+        // Not recorded: redone on resume (its log was never placed).
+        if (done.Record.Status == "interrupted")
           return;
-        }
-        // Redone and without a log now (failed, timed out, no decisions): the
-        // earlier run's log goes before the record that says so is written.
-        if (!record.LogWritten)
-          if (std::error_code ec = removeLog(options, record.Module))
-            harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
-        if (llvm::Error e = journal.append(record.toJson()))
-          harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
-
-        if (record.Status != "ok")
-          log::info(record.Module + ": " + record.Status + ": " + record.Detail);
-        {
-          std::lock_guard<std::mutex> lock(resultsMutex);
+        // The syncs and the journal line on the committing thread, in order.
+        committer.submit([&, done = std::move(done)]() mutable {
+          harvest.place(done);
+          ModuleRecord &record = done.Record;
+          // Redone and without a log now (failed, timed out, no decisions): the
+          // earlier run's log goes before the record that says so is written.
+          if (!record.LogWritten)
+            if (std::error_code ec = removeLog(options, record.Module))
+              harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
+          if (llvm::Error e = journal.append(record.toJson()))
+            harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
+          if (record.Status != "ok")
+            log::info(record.Module + ": " + record.Status + ": " + record.Detail);
           summary.Decisions += record.Decisions;
-        }
+          progress.count(record.Decisions, "decisions");
+          progress.advance(record.Status == "ok");
+        });
         reapOrphans(); // what our children left behind, adopted as their subreaper
-        progress.count(record.Decisions, "decisions");
-        progress.advance(record.Status == "ok");
       }
     });
   });
+  committer.drain();
   progress.finish();
   policies.clear();
   for (const auto &server : servers)

@@ -4,13 +4,16 @@
 // which no test can stage). extract-ir: group commit, one syncfs before each
 // batch of journal lines, after every file those lines name got its name.
 // harvest-logs: each module's log synced before its rename, and its
-// directory after, all before the journal record naming it. Both: the
+// directory after, all before the journal record naming it, on a thread of
+// their own while the workers compile on. Both: the
 // files written at the end (report, manifest, summary, compacted journal)
 // are synced before their rename and their directory after; --no_fsync
 // makes no sync at all.
 #include "support/HarvestCorpus.h"
 #include "support/Strace.h"
 #include "support/TestSupport.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <nlohmann/json.hpp>
 
@@ -210,6 +213,33 @@ TEST_F(HarvestDurability, EachLogIsSyncedWithItsDirectoryBeforeItsJournalRecord)
   EXPECT_EQ(logs, 4u) << t.Raw;
   expectSyncedAroundRename(t, out + "/summary.json");
   expectSyncedAroundRename(t, journal); // compacted
+}
+
+// The syncs that make a log durable run beside the compiles, not in their
+// way: with the first fdatasync slowed by 2 s, the one worker has compiled
+// (its compiler wrote into a work directory) while the first log's sync
+// was still under way.
+TEST_F(HarvestDurability, TheWorkerCompilesOnWhileALogIsSynced) {
+  std::string out = Root + "/out";
+  TraceResult t = runTraced(harvestCommand(corpus(), out, "--num_workers=1"), Traced, "",
+                            "-e inject=fdatasync:delay_exit=2000000:when=1");
+  ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
+  // strace prints a delayed call as finished and then holds its thread: the
+  // thread's next call marks the end of the delay.
+  size_t logSync = t.Calls.size();
+  for (size_t i = 0; i < t.Calls.size() && logSync == t.Calls.size(); ++i) {
+    const TracedCall &c = t.Calls[i];
+    if (c.Name == "fdatasync" && c.FdPath.find("/.mlgo-harvest/work/") != std::string::npos &&
+        llvm::StringRef(c.FdPath).ends_with(".log"))
+      logSync = i;
+  }
+  ASSERT_LT(logSync, t.Calls.size()) << "no log was synced in its work directory\n" << t.Raw;
+  const TracedCall &sync = t.Calls[logSync];
+  size_t compilerWrites = 0;
+  for (size_t i = logSync + 1; i < t.Calls.size() && t.Calls[i].Pid != sync.Pid; ++i)
+    compilerWrites += t.Calls[i].Name == "write" && t.Calls[i].FdPath.find("/.mlgo-harvest/work/") != std::string::npos;
+  EXPECT_GT(compilerWrites, 0u) << "nothing was compiled while " << sync.FdPath << " was synced\n" << t.Raw;
+  EXPECT_EQ(journalByModule(out).size(), 4u);
 }
 
 TEST_F(HarvestDurability, NoFsyncMakesNoSyncs) {

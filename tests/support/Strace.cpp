@@ -260,7 +260,8 @@ bool straceWorks(std::string &why) {
   return false;
 }
 
-TraceResult runTraced(const std::string &command, const std::vector<std::string> &syscalls, const std::string &cwd) {
+TraceResult runTraced(const std::string &command, const std::vector<std::string> &syscalls, const std::string &cwd,
+                      const std::string &straceOptions) {
   TempDir scratch;
   std::string list;
   for (const std::string &s : syscalls)
@@ -269,8 +270,9 @@ TraceResult runTraced(const std::string &command, const std::vector<std::string>
   // --seccomp-bpf: only the traced calls stop the processes, so a traced
   // compiler runs at nearly full speed. -s: whole write buffers, never "...".
   std::string traced = "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -y --seccomp-bpf "
-                       "-s 16777216 -e signal=none -e trace=" +
-                       list + " -o " + quote(traceFile) + " /bin/sh -c " + quote(command);
+                       "-s 16777216 -e signal=none " +
+                       straceOptions + " -e trace=" + list + " -o " + quote(traceFile) + " /bin/sh -c " +
+                       quote(command);
   TraceResult result;
   result.Run = run(traced, cwd);
   result.Raw = readFile(traceFile);

@@ -41,8 +41,10 @@ bool straceWorks(std::string &why);
 /// process and thread it starts. The run's exit status and output are those
 /// of `command`. Leak checking is off in the traced processes: a sanitizer
 /// build's LeakSanitizer cannot run under ptrace.
-TraceResult runTraced(const std::string &command, const std::vector<std::string> &syscalls,
-                      const std::string &cwd = "");
+/// `straceOptions` are added to strace's own (e.g. "-e inject=fdatasync:delay_exit=400000",
+/// which makes every fdatasync take 0.4 s longer).
+TraceResult runTraced(const std::string &command, const std::vector<std::string> &syscalls, const std::string &cwd = "",
+                      const std::string &straceOptions = "");
 
 /// Decodes one strace string literal (without its quotes): \n, \t, \", \\,
 /// octal \NNN and hex \xHH escapes.
