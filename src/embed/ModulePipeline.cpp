@@ -5,6 +5,7 @@
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -67,7 +68,12 @@ llvm::Error LoadedModule::runPipeline(llvm::StringRef passes) {
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager sccs;
   llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(machine.get());
+  // opt's instrumentation: without it optnone functions (all of a -O0
+  // corpus) would be optimized, which opt-22 never does.
+  llvm::PassInstrumentationCallbacks instrumentation;
+  llvm::StandardInstrumentations standard(Context, /*DebugLogging=*/false);
+  standard.registerCallbacks(instrumentation, &modules);
+  llvm::PassBuilder builder(machine.get(), llvm::PipelineTuningOptions(), std::nullopt, &instrumentation);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(sccs);
   builder.registerFunctionAnalyses(functions);
