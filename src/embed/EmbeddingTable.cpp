@@ -1,6 +1,7 @@
 #include "mlgo/embed/EmbeddingTable.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/embed/MachineFunctionEmbeddings.h"
 #include "mlgo/log/SequenceExample.h"
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/support/AtomicFile.h"
@@ -70,9 +71,23 @@ llvm::Expected<EmbedCorpusSummary> embedCorpus(const EmbedCorpusOptions &options
   auto corpus = readCheckedCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();
-  auto vocabulary = EmbeddingVocabulary::load(options.VocabPath);
-  if (!vocabulary)
-    return vocabulary.takeError();
+  // The vocabulary is checked whole before any module is compiled.
+  if (llvm::Error e = checkVocabularyMode(options.VocabPath, options.Mode))
+    return std::move(e);
+  bool machine = options.Mode == EmbeddingMode::MIR;
+  std::unique_ptr<EmbeddingVocabulary> vocabulary;
+  std::unique_ptr<MachineVocabularies> machineVocabulary;
+  if (machine) {
+    auto loaded = MachineVocabularies::load(options.VocabPath);
+    if (!loaded)
+      return loaded.takeError();
+    machineVocabulary = std::move(*loaded);
+  } else {
+    auto loaded = EmbeddingVocabulary::load(options.VocabPath);
+    if (!loaded)
+      return loaded.takeError();
+    vocabulary = std::move(*loaded);
+  }
   AtomicFileWriter table, records;
   if (llvm::Error e = table.open(options.OutputPath))
     return std::move(e);
@@ -81,7 +96,7 @@ llvm::Expected<EmbedCorpusSummary> embedCorpus(const EmbedCorpusOptions &options
       return std::move(e);
 
   EmbedCorpusSummary summary;
-  summary.Dimension = (*vocabulary)->dimension();
+  summary.Dimension = machine ? machineVocabulary->dimension() : vocabulary->dimension();
   unsigned workers = options.Workers ? options.Workers : static_cast<unsigned>(tbb::info::default_concurrency());
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, workers);
   std::optional<llvm::Error> writeError;
@@ -103,8 +118,9 @@ llvm::Expected<EmbedCorpusSummary> embedCorpus(const EmbedCorpusOptions &options
                            tbb::filter_mode::parallel,
                            [&](std::shared_ptr<Item> item) {
                              llvm::consumeError(item->Result.takeError());
-                             item->Result = embedModule(joinPath(options.CorpusDir, item->Module + ".bc"), **vocabulary,
-                                                        options.Kind, options.Passes);
+                             std::string path = joinPath(options.CorpusDir, item->Module + ".bc");
+                             item->Result = machine ? embedMachineModule(path, *machineVocabulary, options.Passes)
+                                                    : embedModule(path, *vocabulary, options.Kind, options.Passes);
                              return item;
                            }) &
                        tbb::make_filter<std::shared_ptr<Item>, void>(

@@ -1,6 +1,7 @@
 #include "mlgo/embed/Triplets.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/embed/MachineVocabulary.h"
 #include "mlgo/embed/ModulePipeline.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/Interrupt.h"
@@ -205,6 +206,9 @@ llvm::Expected<TripletCorpusSummary> writeCorpusTriplets(const TripletCorpusOpti
 
   TripletCorpusSummary summary;
   summary.Modules.resize(corpus->Modules.size());
+  bool machine = options.Mode == EmbeddingMode::MIR;
+  summary.MaxRelation = machine ? MachineNextRelation : NextRelation;
+  std::unique_ptr<MachineVocabularies> layout = machine ? MachineVocabularies::layoutOnly() : nullptr;
   TripletSet set(spillDir, options.MemoryBudget);
   std::mutex setMutex;
   std::optional<llvm::Error> setError;
@@ -216,13 +220,14 @@ llvm::Expected<TripletCorpusSummary> writeCorpusTriplets(const TripletCorpusOpti
     TripletModuleRecord &record = summary.Modules[i];
     record.Module = corpus->Modules[i];
     record.OptLevel = chooseOptLevel(options.OptLevels, options.Seed, record.Module);
-    auto triplets =
-        moduleTriplets(joinPath(options.CorpusDir, record.Module + ".bc"), "default<" + record.OptLevel + ">");
+    std::string path = joinPath(options.CorpusDir, record.Module + ".bc"), passes = "default<" + record.OptLevel + ">";
+    auto triplets = machine ? machineModuleTriplets(path, passes, *layout) : moduleTriplets(path, passes);
     if (!triplets) {
       record.Error = llvm::toString(triplets.takeError());
       return;
     }
     record.Triplets = triplets->Triplets.size();
+    record.Target = triplets->Target;
     std::lock_guard<std::mutex> lock(setMutex);
     summary.MaxRelation = std::max(summary.MaxRelation, triplets->MaxRelation);
     if (!setError)
@@ -233,6 +238,27 @@ llvm::Expected<TripletCorpusSummary> writeCorpusTriplets(const TripletCorpusOpti
     return std::move(*setError);
   if (interruptRequested())
     return llvm::createStringError("interrupted: no output written");
+  // Machine entity ids are the target's: one target per corpus, the first
+  // compiled module's in corpus order.
+  const MachineVocabulary *machineEntities = nullptr;
+  if (machine) {
+    std::string target;
+    for (const TripletModuleRecord &record : summary.Modules) {
+      if (!record.Error.empty() || record.Target.empty())
+        continue;
+      if (target.empty())
+        target = record.Target;
+      else if (record.Target != target)
+        return llvm::createStringError("%s: module %s is for target %s, others for %s: machine IR entity ids are "
+                                       "per target, so a corpus must hold one",
+                                       options.CorpusDir.c_str(), record.Module.c_str(), record.Target.c_str(),
+                                       target.c_str());
+    }
+    machineEntities = layout->forTarget(target);
+    if (!machineEntities)
+      return llvm::createStringError("%s: no module compiled, so there is no target to number entities for",
+                                     options.CorpusDir.c_str());
+  }
 
   // train2id.txt: the count first, so the triplets go to a temporary file
   // and the count is prepended when it is known.
@@ -275,15 +301,17 @@ llvm::Expected<TripletCorpusSummary> writeCorpusTriplets(const TripletCorpusOpti
   llvm::sys::fs::remove(body);
   llvm::sys::fs::remove(spillDir);
 
-  std::vector<std::string> entities = ir2vecEntities();
+  std::vector<std::string> entities = machine ? machineEntities->names() : ir2vecEntities();
   std::string entityText = std::to_string(entities.size()) + "\n";
   for (size_t id = 0; id < entities.size(); ++id)
     entityText += entities[id] + "\t" + std::to_string(id) + "\n";
   if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "entity2id.txt"), entityText))
     return std::move(e);
-  std::string relationText = std::to_string(summary.MaxRelation + 1) + "\nType\t0\nNext\t1\n";
-  for (uint32_t r = ArgRelation; r <= summary.MaxRelation; ++r)
-    relationText += "Arg" + std::to_string(r - ArgRelation) + "\t" + std::to_string(r) + "\n";
+  uint32_t firstArg = machine ? MachineArgRelation : ArgRelation;
+  std::string relationText =
+      std::to_string(summary.MaxRelation + 1) + (machine ? "\nNext\t0\n" : "\nType\t0\nNext\t1\n");
+  for (uint32_t r = firstArg; r <= summary.MaxRelation; ++r)
+    relationText += "Arg" + std::to_string(r - firstArg) + "\t" + std::to_string(r) + "\n";
   if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "relation2id.txt"), relationText))
     return std::move(e);
   return summary;

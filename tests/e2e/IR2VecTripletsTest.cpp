@@ -2,12 +2,17 @@
 // into llvm-ir2vec-22 triplets (at the level the seed drew for it), the
 // entities equal llvm-ir2vec-22 entities, the corpus' set is deduplicated
 // the same with a memory budget of a few triplets (spilled runs merged), and
-// the choice of levels is a function of the seed alone.
+// the choice of levels is a function of the seed alone. With --mode=mir, per
+// module and level, the triplets equal llvm-ir2vec-22 triplets --mode=mir on
+// llc-22 -stop-before=greedy's MIR of it, one machine function at a time, and
+// the entities equal llvm-ir2vec-22 entities --mode=mir.
 #include "support/HarvestCorpus.h"
+#include "support/MachineIr.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -140,4 +145,105 @@ TEST_F(IR2VecTriplets, TheLevelsAreTheSeedsAloneAndOneLevelMeansEveryModule) {
   CommandResult bad = triplets(corpus(), Work / "bad", "--opt_levels=O2,O9");
   EXPECT_EQ(bad.ExitCode, 1);
   EXPECT_NE(bad.Err.find("'O9' is not one of"), std::string::npos) << bad.Err;
+}
+
+TEST_F(IR2VecTriplets, MachineIrTripletsEqualLlvmIr2vecPerMachineFunctionOnCAndCxx) {
+  // Leaf integer functions, which llvm-ir2vec-22 --mode=mir can read whole;
+  // the C++ corpus adds calls and SSE arithmetic, where it crashes.
+  std::vector<std::pair<std::string, std::string>> cSources = {
+      {"t0", "int table[32];\nint pick(int x) { switch (x & 7) { case 0: return 3; case 1: return x * 5; case 2: "
+             "return x - 9; case 3: return table[x & 31]; case 4: return x << 3; default: return -x; } }\n"
+             "unsigned mix(unsigned a, unsigned b) { return (a * 2654435761u) ^ (b >> 7) ^ (a / (b | 1)); }\n"},
+      {"t1", "long sum(const long *a, int n) { long s = 0; for (int i = 0; i < n; ++i) s += a[i] * (i | 1); return "
+             "s; }\nint small(int x) { return x + 1; }\n"
+             "int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"}};
+  std::vector<std::pair<std::string, std::string>> cxxSources;
+  for (int i = 0; i < 2; ++i)
+    cxxSources.emplace_back("tcxx" + std::to_string(i),
+                            "struct Shape { virtual ~Shape(); virtual double area(double s) const = 0; };\n"
+                            "template <typename T> struct Box { T v; T twice() const { return v + v; } };\n"
+                            "int boxes" +
+                                std::to_string(i) + "(int x) { return Box<int>{x}.twice() * " + std::to_string(i + 3) +
+                                "; }\n"
+                                "double areas" +
+                                std::to_string(i) +
+                                "(const Shape **s, int n, double k) { double t = 0; for (int j = 0; j < n; ++j) t "
+                                "+= s[j]->area(k); return t; }\n");
+  struct Run {
+    std::string Corpus, Flags;
+    bool AllReadable;
+  };
+  std::vector<Run> runs = {
+      {makeEmbeddedBitcodeCorpus(Work.path(), cSources, "-O0", ObjectListing::Directory, "t-"),
+       "--seed=5 --num_workers=2", true},
+      {makeEmbeddedBitcodeCorpus(Work.path(), cxxSources, "-x c++ -O1", ObjectListing::Directory, "tcxx-"),
+       "--seed=2 --opt_levels=O1,O3", false}};
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const Run &run_ = runs[k];
+    std::string out = Work / ("mir" + std::to_string(k));
+    CommandResult r = triplets(run_.Corpus, out, "--mode=mir " + run_.Flags);
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    nlohmann::json report = nlohmann::json::parse(readFile(out + ".report.json"));
+    EXPECT_EQ(report["mode"], "mir");
+    std::set<std::string> expected;
+    unsigned maxRelation = 0;
+    size_t compared = 0, unreadable = 0;
+    std::string someMir;
+    for (const nlohmann::json &m : report["modules"]) {
+      std::string name = m["module"], level = m["opt_level"];
+      EXPECT_TRUE(m["error"].is_null()) << name;
+      std::string dir = Work / ("mir-" + name + "-" + level), optimized = dir + "/module.bc";
+      mustRun("mkdir -p " + quote(dir) + " && opt-22 -" + level + " " + quote(run_.Corpus + "/" + name + ".bc") +
+              " -o " + quote(optimized));
+      size_t rowsOfModule = 0;
+      bool whole = true;
+      for (const MachineFunctionFile &file : machineFunctionFiles(optimized, dir)) {
+        someMir = file.Path;
+        CommandResult theirs = run("llvm-ir2vec-22 triplets --mode=mir " + quote(file.Path));
+        if (theirs.ExitCode != 0) {
+          EXPECT_TRUE(hasClasslessRegister(readFile(file.Path))) << name << " " << file.Function << theirs.Err;
+          whole = false;
+          ++unreadable;
+          continue;
+        }
+        ++compared;
+        auto rows = lines(theirs.Out);
+        ASSERT_FALSE(rows.empty());
+        ASSERT_EQ(rows[0].rfind("MAX_RELATION=", 0), 0u) << rows[0];
+        maxRelation = std::max(maxRelation, static_cast<unsigned>(std::stoul(rows[0].substr(13))));
+        rowsOfModule += rows.size() - 1;
+        for (size_t i = 1; i < rows.size(); ++i) {
+          std::string row = rows[i];
+          for (char &c : row)
+            if (c == '\t')
+              c = ' ';
+          expected.insert(row);
+        }
+      }
+      if (whole)
+        EXPECT_EQ(m["triplets"].get<size_t>(), rowsOfModule) << name << " at -" << level;
+    }
+    EXPECT_EQ(unreadable == 0, run_.AllReadable) << unreadable << " functions llvm-ir2vec-22 cannot read";
+    EXPECT_GE(compared, 2u);
+    auto train = lines(readFile(out + "/train2id.txt"));
+    ASSERT_FALSE(train.empty());
+    EXPECT_EQ(std::stoul(train[0]), train.size() - 1);
+    std::set<std::string> ours(train.begin() + 1, train.end());
+    EXPECT_EQ(ours.size(), train.size() - 1) << "train2id.txt holds a triplet twice";
+    if (run_.AllReadable) {
+      EXPECT_EQ(ours, expected);
+      EXPECT_EQ(report["max_relation"].get<unsigned>(), maxRelation);
+    } else {
+      EXPECT_TRUE(std::includes(ours.begin(), ours.end(), expected.begin(), expected.end()));
+      EXPECT_GT(ours.size(), expected.size()) << "the functions llvm-ir2vec-22 cannot read add triplets";
+      EXPECT_GE(report["max_relation"].get<unsigned>(), maxRelation);
+    }
+    auto relations = lines(readFile(out + "/relation2id.txt"));
+    unsigned ourMax = report["max_relation"];
+    ASSERT_EQ(relations.size(), ourMax + 2);
+    EXPECT_EQ(relations[0], std::to_string(ourMax + 1));
+    EXPECT_EQ(relations[1], "Next\t0");
+    EXPECT_EQ(relations[2], "Arg0\t1");
+    EXPECT_EQ(readFile(out + "/entity2id.txt"), run("llvm-ir2vec-22 entities --mode=mir " + quote(someMir)).Out);
+  }
 }

@@ -1,5 +1,5 @@
-// mlgo-ir2vec: IR2Vec program embeddings over a whole corpus, in-process
-// (libLLVM's IR2Vec classes) and in parallel.
+// mlgo-ir2vec: IR2Vec and MIR2Vec program embeddings over a whole corpus,
+// in-process (libLLVM's IR2Vec and MIR2Vec classes) and in parallel.
 #include "mlgo/embed/EmbeddingTable.h"
 #include "mlgo/embed/TransE.h"
 #include "mlgo/embed/Triplets.h"
@@ -23,21 +23,35 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
 
   EmbedCorpusOptions o;
-  std::string kind = "symbolic", report;
+  std::string kind = "symbolic", report, embedMode = "llvm", tripletMode = "llvm";
   CLI::App *embed = app.add_subcommand(
       "embed", "Embed every function (and module) of a corpus: one JSON Lines table, records "
                "{\"module\", \"function\", \"embedding\"} in corpus order, each module's functions then one record "
                "with \"function\": null (the module: the sum of its functions), and optionally a TFRecord of "
-               "tf.train.Examples. Equal to llvm-ir2vec-22 embeddings --level=func on each module.");
+               "tf.train.Examples. Equal to llvm-ir2vec-22 embeddings --level=func on each module. With --mode=mir "
+               "and a MIR2Vec vocabulary, the machine functions at the input of register allocation (what llc-22 "
+               "-stop-before=greedy prints), each as llvm-ir2vec-22 embeddings --mode=mir embeds it.");
   embed->add_option("--corpus", o.CorpusDir, "The corpus (corpus_description.json and <module>.bc).")->required();
-  embed->add_option("--vocab", o.VocabPath, "The IR2Vec vocabulary (JSON seed embeddings).")->required();
+  embed
+      ->add_option("--vocab", o.VocabPath,
+                   "The vocabulary (JSON seed embeddings): IR2Vec's, or MIR2Vec's with --mode=mir.")
+      ->required();
+  embed
+      ->add_option("--mode", embedMode,
+                   "llvm: LLVM IR functions (IR2Vec); mir: machine functions compiled in-process to the input of "
+                   "greedy register allocation, as llc-22 -stop-before=greedy leaves them (MIR2Vec). A vocabulary "
+                   "of the other kind is an error before any module is compiled.")
+      ->check(CLI::IsMember({"llvm", "mir"}))
+      ->capture_default_str();
   embed->add_option("--output", o.OutputPath, "The JSON Lines table to write (atomically).")->required();
   embed->add_option("--tfrecord", o.TFRecordPath, "Also write the table as a TFRecord of tf.train.Examples.");
   embed->add_option("--passes", o.Passes,
-                    "Run this opt pipeline on each module first (e.g. 'default<O2>'), as opt-22 -passes= would.");
-  embed->add_option("--kind", kind, "symbolic (llvm-ir2vec's) or flow-aware.")
-      ->check(CLI::IsMember({"symbolic", "flow-aware"}))
-      ->capture_default_str();
+                    "Run this opt pipeline on each module first (e.g. 'default<O2>'), as opt-22 -passes= would "
+                    "(with --mode=mir: before codegen).");
+  CLI::Option *kindOption =
+      embed->add_option("--kind", kind, "symbolic (llvm-ir2vec's) or flow-aware; MIR2Vec has symbolic only.")
+          ->check(CLI::IsMember({"symbolic", "flow-aware"}))
+          ->capture_default_str();
   embed->add_option("--num_workers", o.Workers, "Modules embedded at once (default: one per hardware thread).");
   embed->add_option("--report", report,
                     "Also write {modules, functions, dimension, failed: [{module, reason}]} as JSON to this file.");
@@ -49,7 +63,9 @@ int main(int argc, char **argv) {
       "triplets", "Write an IR2Vec vocabulary's training data as OpenKE files (train2id.txt, entity2id.txt, "
                   "relation2id.txt): every module optimized in-process at a seeded choice among --opt_levels, its "
                   "triplets as llvm-ir2vec-22 triplets prints them, deduplicated over the corpus within a memory "
-                  "budget (sorted runs spilled to disk and merged).");
+                  "budget (sorted runs spilled to disk and merged). With --mode=mir, the machine IR's triplets at "
+                  "the input of register allocation (llc-22 -stop-before=greedy after the opt level) as "
+                  "llvm-ir2vec-22 triplets --mode=mir prints them, and its entities.");
   triplets->add_option("--corpus", t.CorpusDir, "The corpus (corpus_description.json and <module>.bc).")->required();
   triplets->add_option("--output_dir", t.OutputDir, "Where the three files go (created; written atomically).")
       ->required();
@@ -59,6 +75,13 @@ int main(int argc, char **argv) {
                    "seed and its name. One level: every module.")
       ->capture_default_str();
   triplets->add_option("--seed", t.Seed, "The seed of the opt level choice.")->capture_default_str();
+  triplets
+      ->add_option("--mode", tripletMode,
+                   "llvm: LLVM IR (relations Type 0, Next 1, Arg<i> 2+i); mir: machine IR compiled in-process to "
+                   "the input of greedy register allocation (relations Next 0, Arg<i> 1+i; entities are the "
+                   "target's, so the corpus must be of one target).")
+      ->check(CLI::IsMember({"llvm", "mir"}))
+      ->capture_default_str();
   triplets->add_option("--num_workers", t.Workers, "Modules processed at once (default: one per hardware thread).");
   triplets
       ->add_option("--memory_mb", memoryMb,
@@ -66,7 +89,7 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(size_t(1), size_t(1) << 20))
       ->capture_default_str();
   triplets->add_option("--report", tripletReport,
-                       "Also write {modules: [{module, opt_level, triplets, error}], distinct, max_relation, "
+                       "Also write {mode, modules: [{module, opt_level, triplets, error}], distinct, max_relation, "
                        "spilled_runs} as JSON to this file.");
 
   TransEOptions transE;
@@ -140,6 +163,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   o.Kind = kind == "flow-aware" ? EmbeddingKind::FlowAware : EmbeddingKind::Symbolic;
+  o.Mode = embedMode == "mir" ? EmbeddingMode::MIR : EmbeddingMode::LLVM;
+  t.Mode = tripletMode == "mir" ? EmbeddingMode::MIR : EmbeddingMode::LLVM;
+  if (embed->parsed() && o.Mode == EmbeddingMode::MIR && kindOption->count() && kind != "symbolic") {
+    log::error("--kind=" + kind + ": MIR2Vec (--mode=mir) has symbolic embeddings only");
+    return 1;
+  }
 
   if (triplets->parsed()) {
     t.OptLevels.clear();
@@ -164,6 +193,7 @@ int main(int argc, char **argv) {
       }
     if (!tripletReport.empty()) {
       nlohmann::ordered_json j;
+      j["mode"] = tripletMode;
       j["modules"] = nlohmann::ordered_json::array();
       for (const TripletModuleRecord &r : result->Modules)
         j["modules"].push_back(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "mlgo/embed/FunctionEmbeddings.h"
+#include "mlgo/embed/VocabularyMode.h"
 
 #include "llvm/Support/Error.h"
 
@@ -18,7 +19,8 @@ struct EmbedCorpusOptions {
   std::string OutputPath;   // JSON Lines (embedding_table.schema.json)
   std::string TFRecordPath; // "" = none
   std::string Passes;       // an opt pipeline run first; "" = none
-  EmbeddingKind Kind = EmbeddingKind::Symbolic;
+  EmbeddingKind Kind = EmbeddingKind::Symbolic; // IR2Vec's; MIR2Vec has symbolic only
+  EmbeddingMode Mode = EmbeddingMode::LLVM;     // mir: machine functions at -stop-before=greedy
   unsigned Workers = 0; // 0 = one per hardware thread
 };
 

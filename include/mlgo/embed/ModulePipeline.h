@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace mlgo {
 
@@ -22,6 +23,9 @@ public:
   /// Runs `passes` (opt's -passes= syntax, e.g. "default<O2>") on the module.
   llvm::Error runPipeline(llvm::StringRef passes);
   llvm::Module &module() { return *Module; }
+  const std::string &path() const { return Path; }
+  /// The error diagnostics collected so far, cleared.
+  std::string takeDiagnostics() { return std::exchange(Diagnostics, std::string()); }
   ~LoadedModule();
 
 private:

@@ -6,6 +6,8 @@
 // relation2id.txt.
 #pragma once
 
+#include "mlgo/embed/VocabularyMode.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -23,10 +25,13 @@ struct Triplet {
 
 /// Relation ids as llvm-ir2vec numbers them: Type 0, Next 1, Arg<i> 2 + i.
 inline constexpr uint32_t TypeRelation = 0, NextRelation = 1, ArgRelation = 2;
+/// And with --mode=mir (machine instructions have no Type): Next 0, Arg<i> 1 + i.
+inline constexpr uint32_t MachineNextRelation = 0, MachineArgRelation = 1;
 
 struct ModuleTriplets {
   std::vector<Triplet> Triplets; // in llvm-ir2vec's order, duplicates kept
   uint32_t MaxRelation = NextRelation;
+  std::string Target; // machine IR: the target whose entity ids these are
 };
 
 /// The triplets of every function with a body: per instruction (debug
@@ -36,6 +41,17 @@ llvm::Expected<ModuleTriplets> moduleTriplets(llvm::StringRef bitcodePath, llvm:
 
 /// The entities, by id, as llvm-ir2vec-22 entities lists them.
 std::vector<std::string> ir2vecEntities();
+
+class MachineVocabularies;
+
+/// The machine IR triplets of every machine function at the input of greedy
+/// register allocation (after `passes`, if any): per instruction (debug
+/// instructions skipped) a Next triplet from the previous one of the
+/// function and one Arg<i> triplet per operand, entities numbered as
+/// `layout` numbers them for the module's target (llvm-ir2vec-22 triplets
+/// --mode=mir, but with each function's own register classes).
+llvm::Expected<ModuleTriplets> machineModuleTriplets(llvm::StringRef bitcodePath, llvm::StringRef passes,
+                                                     MachineVocabularies &layout);
 
 /// A set of triplets that keeps at most `memoryBudget` in memory: past that,
 /// the set is written to `spillDir` as a sorted run and emptied.
@@ -62,6 +78,7 @@ private:
 
 struct TripletCorpusOptions {
   std::string CorpusDir, OutputDir;
+  EmbeddingMode Mode = EmbeddingMode::LLVM; // mir: machine IR at -stop-before=greedy
   std::vector<std::string> OptLevels = {"O0", "O1", "O2", "O3"};
   uint64_t Seed = 0;
   unsigned Workers = 0;
@@ -70,6 +87,7 @@ struct TripletCorpusOptions {
 
 struct TripletModuleRecord {
   std::string Module, OptLevel, Error;
+  std::string Target; // machine IR only
   size_t Triplets = 0;
 };
 
