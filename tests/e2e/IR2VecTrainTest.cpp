@@ -94,15 +94,18 @@ protected:
   // Triplets of four copies of each rich module (each at its own seeded opt
   // level), shuffled with a fixed seed and cut into six folds: fold k holds
   // out the k-th sixth as test2id.txt and trains on the rest (train/), so
-  // that every triplet is held out once.
+  // that every triplet is held out once. Built without optnone (-O0 alone
+  // marks every function optnone, which opt leaves as it is), so that the
+  // opt levels vary the triplets.
   void SetUp() override {
     std::vector<std::pair<std::string, std::string>> sources;
     for (int i = 0; i < 4; ++i) {
       sources.emplace_back("richa" + std::to_string(i), RichSource);
       sources.emplace_back("richb" + std::to_string(i), RichCallsSource);
     }
-    std::string corpus = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0 -Xclang -disable-llvm-passes",
-                                                   ObjectListing::Directory, "rich-");
+    std::string corpus =
+        makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0 -Xclang -disable-O0-optnone -Xclang -disable-llvm-passes",
+                                  ObjectListing::Directory, "rich-");
     mustRun(quote(tool("mlgo-ir2vec")) + " triplets --corpus=" + quote(corpus) +
             " --output_dir=" + quote(Work / "all") + " --seed=2");
     std::istringstream in(readFile(Work / "all/train2id.txt"));
