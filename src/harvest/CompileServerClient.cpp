@@ -96,10 +96,12 @@ long CompileServerClient::peakRssKb() const {
   return std::max(PeakRssKb, now);
 }
 
-llvm::Expected<ChildProcess> CompileServerClient::spawn(const std::string &tool, const SpawnOptions &options) {
+llvm::Expected<ChildProcess> CompileServerClient::spawn(const std::string &tool, const SpawnOptions &options,
+                                                        const std::vector<std::string> &codegen) {
   server::CompileRequest request;
   request.Tool = tool;
   request.Argv = options.Argv;
+  request.CodegenArgv = codegen;
   request.StdoutPath = options.StdoutPath;
   request.StderrPath = options.StderrPath;
   request.WorkingDirectory = options.WorkingDirectory;

@@ -13,6 +13,7 @@
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
+#include "mlgo/server/CompileServerProtocol.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
@@ -294,6 +295,13 @@ private:
                CompileServerClient *server, llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
     commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
     CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server);
+    // Through the server, opt's child goes on to llc's work on the module it
+    // holds. Not with extra compiler flags: they are opt's, and llc, parsing
+    // its command line over opt's, would keep them.
+    bool codegenToo = commands.Codegen && compileJob.Server && compileJob.Tool == "opt" &&
+                      Options.Decisions == Problem::Inliner && Options.Compiler.ExtraFlags.empty();
+    if (codegenToo)
+      compileJob.Codegen = *commands.Codegen;
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
                                  ? runInteractive(compileJob, advisor.ChannelBase, Options.Decisions, *policy, *log)
                                  : runCompile(compileJob);
@@ -302,7 +310,14 @@ private:
     record.Decisions = outcome.Decisions;
     record.Streams = outcome.Streams;
     setOutcome(record, outcome);
-    if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen)
+    if (codegenToo) {
+      std::string marker = server::codegenStartedMarker(commands.Native);
+      if (outcome.Result == CompileOutcome::Status::Failed && record.Reason == "compiler_failed" &&
+          llvm::sys::fs::exists(marker))
+        record.Reason = "codegen_failed"; // as when llc runs on its own
+      llvm::sys::fs::remove(marker);
+    }
+    if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen || codegenToo)
       return;
     CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server));
     if (codegen.Result != CompileOutcome::Status::Ok) {

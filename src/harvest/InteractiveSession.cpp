@@ -136,7 +136,7 @@ static SpawnOptions compileSpawnOptions(const CompileJob &job) {
 // Exec'd, or forked warm by the compile server.
 static llvm::Expected<ChildProcess> startCompile(const CompileJob &job) {
   if (job.Server && !job.Tool.empty())
-    return job.Server->spawn(job.Tool, compileSpawnOptions(job));
+    return job.Server->spawn(job.Tool, compileSpawnOptions(job), job.Codegen);
   return ChildProcess::spawn(compileSpawnOptions(job));
 }
 

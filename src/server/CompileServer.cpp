@@ -115,6 +115,14 @@ void maybeFail(const std::optional<Fault> &fault, const CompileRequest &request)
 CompileReply start(const CompileRequest &request, pid_t harvester, const std::optional<Fault> &fault) {
   CompileReply reply;
   ToolEntry entry = toolEntry(request.Tool);
+  OptThenLlcEntry optThenLlc = nullptr;
+  if (!request.CodegenArgv.empty()) {
+    optThenLlc = request.Tool == "opt" ? optThenLlcEntry() : nullptr;
+    if (!optThenLlc) {
+      reply.Message = "this compile server cannot run llc after " + request.Tool;
+      return reply;
+    }
+  }
   if (!entry) {
     reply.Message = "this compile server cannot run " + request.Tool;
     return reply;
@@ -153,11 +161,18 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
     ::close(report[0]);
     setUpChild(request, confinement.fd(), report[1], harvester);
     maybeFail(fault, request);
-    std::vector<char *> argv;
-    for (const std::string &arg : request.Argv)
-      argv.push_back(const_cast<char *>(arg.c_str()));
-    argv.push_back(nullptr);
-    int status = entry(static_cast<int>(request.Argv.size()), argv.data());
+    auto cArgv = [](const std::vector<std::string> &args) {
+      std::vector<char *> argv;
+      for (const std::string &arg : args)
+        argv.push_back(const_cast<char *>(arg.c_str()));
+      argv.push_back(nullptr);
+      return argv;
+    };
+    std::vector<char *> argv = cArgv(request.Argv), codegenArgv = cArgv(request.CodegenArgv);
+    int argc = static_cast<int>(request.Argv.size());
+    int status = optThenLlc
+                     ? optThenLlc(argc, argv.data(), static_cast<int>(request.CodegenArgv.size()), codegenArgv.data())
+                     : entry(argc, argv.data());
     // The tool has closed its outputs; what remains is buffered output and
     // the destructors of libLLVM's thousands of static options, which an
     // exiting child need not run (nor pay the page faults for).

@@ -91,18 +91,26 @@ std::optional<std::vector<std::string>> readMessage(int fd) {
 
 // [tool, stdout, stderr, cwd, confine, #argv, argv..., also...]
 std::vector<std::string> encodeRequest(const CompileRequest &r) {
-  std::vector<std::string> f = {r.Tool, r.StdoutPath, r.StderrPath, r.WorkingDirectory, r.ConfineWritesTo,
-                                std::to_string(r.Argv.size())};
+  std::vector<std::string> f = {r.Tool,
+                                r.StdoutPath,
+                                r.StderrPath,
+                                r.WorkingDirectory,
+                                r.ConfineWritesTo,
+                                std::to_string(r.Argv.size()),
+                                std::to_string(r.CodegenArgv.size())};
   f.insert(f.end(), r.Argv.begin(), r.Argv.end());
+  f.insert(f.end(), r.CodegenArgv.begin(), r.CodegenArgv.end());
   f.insert(f.end(), r.AlsoWritable.begin(), r.AlsoWritable.end());
   return f;
 }
 
 std::optional<CompileRequest> decodeRequest(const std::vector<std::string> &f) {
-  if (f.size() < 6)
+  constexpr size_t Head = 7;
+  if (f.size() < Head)
     return std::nullopt;
-  auto argc = parseInt(f[5]);
-  if (!argc || *argc < 1 || static_cast<size_t>(*argc) > f.size() - 6)
+  auto argc = parseInt(f[5]), codegenArgc = parseInt(f[6]);
+  if (!argc || *argc < 1 || !codegenArgc || *codegenArgc < 0 || static_cast<size_t>(*argc) > f.size() - Head ||
+      static_cast<size_t>(*codegenArgc) > f.size() - Head - static_cast<size_t>(*argc))
     return std::nullopt;
   CompileRequest r;
   r.Tool = f[0];
@@ -110,8 +118,10 @@ std::optional<CompileRequest> decodeRequest(const std::vector<std::string> &f) {
   r.StderrPath = f[2];
   r.WorkingDirectory = f[3];
   r.ConfineWritesTo = f[4];
-  r.Argv.assign(f.begin() + 6, f.begin() + 6 + *argc);
-  r.AlsoWritable.assign(f.begin() + 6 + *argc, f.end());
+  auto argvBegin = f.begin() + Head, codegenBegin = argvBegin + *argc, writableBegin = codegenBegin + *codegenArgc;
+  r.Argv.assign(argvBegin, codegenBegin);
+  r.CodegenArgv.assign(codegenBegin, writableBegin);
+  r.AlsoWritable.assign(writableBegin, f.end());
   return r;
 }
 

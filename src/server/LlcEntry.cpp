@@ -98,10 +98,10 @@ std::string inputFile(int argc, char **argv) {
   return input;
 }
 
-int llcMain(int argc, char **argv) {
-  InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "llc (mlgo-compile-server)\n");
-  std::string input = inputFile(argc, argv);
+// Code generation as llc-22 does it (its options already parsed), on the
+// module it reads from `input`; or on `inMemory`, the module opt has just
+// written to `input` in this same child, as llc would read it back.
+int compileToObject(const char *argv0, const std::string &input, Module *inMemory) {
   std::string output = registered<cl::opt<std::string>>("o");
   std::string tripleOverride = registered<cl::opt<std::string>>("mtriple");
   bool noVerify = registered<cl::opt<bool>>("disable-verify");
@@ -113,8 +113,10 @@ int llcMain(int argc, char **argv) {
   if (!optLevel)
     fail("invalid optimization level");
 
-  LLVMContext context;
-  context.setDiscardValueNames(registered<cl::opt<bool>>("discard-value-names"));
+  std::optional<LLVMContext> ownContext;
+  LLVMContext &context = inMemory ? inMemory->getContext() : ownContext.emplace();
+  if (!inMemory)
+    context.setDiscardValueNames(registered<cl::opt<bool>>("discard-value-names"));
   context.setDiagnosticHandler(std::make_unique<ErrorCountingHandler>());
   auto remarksFile = setupLLVMOptimizationRemarks(
       context, registered<cl::opt<std::string>>("pass-remarks-output").getValue(),
@@ -149,11 +151,21 @@ int llcMain(int argc, char **argv) {
       fail("cannot create the target machine for " + triple.str());
     return machine->createDataLayout().getStringRepresentation();
   };
-  SMDiagnostic parseError;
-  std::unique_ptr<Module> module = parseIRFile(input, parseError, context, ParserCallbacks(setDataLayout));
-  if (!module) {
-    parseError.print(argv[0], WithColor::error(errs(), argv[0]));
-    return 1;
+  std::unique_ptr<Module> parsed;
+  Module *module = inMemory;
+  if (inMemory) {
+    // What reading it back would change: its name, and the target's data layout.
+    module->setModuleIdentifier(input);
+    if (std::optional<std::string> layout = setDataLayout(module->getTargetTriple().str(), module->getDataLayoutStr()))
+      module->setDataLayout(*layout);
+  } else {
+    SMDiagnostic parseError;
+    parsed = parseIRFile(input, parseError, context, ParserCallbacks(setDataLayout));
+    if (!parsed) {
+      parseError.print(argv0, WithColor::error(errs(), argv0));
+      return 1;
+    }
+    module = parsed.get();
   }
   if (!tripleOverride.empty())
     module->setTargetTriple(Triple(Triple::normalize(tripleOverride)));
@@ -178,7 +190,9 @@ int llcMain(int argc, char **argv) {
   TargetLibraryInfoImpl libraryInfo(module->getTargetTriple());
   if (registered<cl::opt<bool>>("disable-simplify-libcalls"))
     libraryInfo.disableAllFunctions();
-  if (!noVerify && verifyModule(*module, &errs()))
+  // opt's verifier has just checked a module in memory (its pipeline ends
+  // with it, before the bitcode writer).
+  if (!noVerify && !inMemory && verifyModule(*module, &errs()))
     fail("'" + input + "': input module cannot be verified");
   codegen::setFunctionAttributes(cpu, features, *module);
 
@@ -195,7 +209,7 @@ int llcMain(int argc, char **argv) {
   bool mcErrors = false;
   moduleInfo->getMMI().getContext().setDiagnosticHandler(
       [&](const SMDiagnostic &diagnostic, bool, const SourceMgr &, std::vector<const MDNode *> &) {
-        WithColor::error(errs(), argv[0]) << diagnostic.getMessage() << '\n';
+        WithColor::error(errs(), argv0) << diagnostic.getMessage() << '\n';
         mcErrors = true;
       });
   if (machine->addPassesToEmitFile(passes, *os, nullptr, codegen::getFileType(), noVerify, moduleInfo))
@@ -214,8 +228,23 @@ int llcMain(int argc, char **argv) {
   return 0;
 }
 
+int llcMain(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "llc (mlgo-compile-server)\n");
+  return compileToObject(argv[0], inputFile(argc, argv), nullptr);
+}
+
 } // namespace
 
 ToolEntry llcEntry() { return llcMain; }
+
+int llcOnModule(Module &module, int argc, char **argv) {
+  // opt's command line was parsed in this process: llc's is parsed over it,
+  // as a second one (the options the two share take llc's values).
+  cl::ResetAllOptionOccurrences();
+  if (!cl::ParseCommandLineOptions(argc, argv, "llc (mlgo-compile-server)\n", &errs()))
+    return 1;
+  return compileToObject(argv[0], inputFile(argc, argv), &module);
+}
 
 } // namespace mlgo::server

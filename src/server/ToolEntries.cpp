@@ -48,6 +48,10 @@ ToolEntry toolEntry(const std::string &tool) {
   return nullptr;
 }
 
+OptThenLlcEntry optThenLlcEntry() {
+  return reinterpret_cast<OptThenLlcEntry>(llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("mlgoOptThenLlcMain"));
+}
+
 bool warmUp(const std::string &toolLibrary, const std::vector<std::string> &preload, const std::string &inlinerPolicy) {
   using namespace llvm;
   // First: its options register before any plugin's.

@@ -4,6 +4,7 @@
 #include "support/Deadline.h"
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
+#include "support/Strace.h"
 #include "support/TestSupport.h"
 
 #include "mlgo/harvest/CompileServerClient.h"
@@ -275,6 +276,44 @@ TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
     }
     EXPECT_EQ(runningServers(own).size(), 0u) << kind << ": a server outlived the harvest";
   }
+}
+
+// opt's child goes on to generate code (one child per module, not two): a
+// crash there is the module's codegen_failed, as when llc runs on its own;
+// the rest of the run is the exec path's.
+TEST_F(CompileServer, ACrashInCodegenAfterOptInTheSameChildIsCodegenFailed) {
+  std::string own = ownServer(Work / "server");
+  std::string out = Work / "crash", clean = Work / "clean";
+  CommandResult r = run("MLGO_COMPILE_SERVER_FAULT=abort-codegen:/m3.bc " +
+                        harvestCommand(corpus(), out, "--compile_server=on --compile_server_path=" + quote(own)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  mustRun(harvestCommand(corpus(), clean, "--compile_server=off"));
+  auto crashed = journalByModule(out), expected = journalByModule(clean);
+  ASSERT_EQ(crashed.size(), 8u);
+  for (auto &[module, record] : crashed) {
+    if (module == "m3") {
+      EXPECT_EQ(record["status"], "failed") << record.dump();
+      EXPECT_EQ(record["reason"], "codegen_failed") << record.dump();
+      EXPECT_EQ(record["exit_status"], "signal 6 (Aborted)") << record.dump();
+      EXPECT_FALSE(fs::exists(out + "/logs/m3.log"));
+      continue;
+    }
+    record.erase("seconds");
+    expected[module].erase("seconds");
+    EXPECT_EQ(record, expected[module]);
+  }
+  // No llc child: the code generation of every module ran in opt's.
+  TraceResult t =
+      runTraced(harvestCommand(corpus(), Work / "traced", "--compile_server=on --num_workers=1"), {"prctl"});
+  ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
+  size_t optChildren = 0, llcChildren = 0;
+  for (const TracedCall &c : t.Calls) {
+    bool naming = c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME";
+    optChildren += naming && c.Args[1] == "\"opt-22\"";
+    llcChildren += naming && c.Args[1] == "\"llc-22\"";
+  }
+  EXPECT_EQ(optChildren, 8u) << t.Raw;
+  EXPECT_EQ(llcChildren, 0u) << t.Raw;
 }
 
 TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACleanRun) {

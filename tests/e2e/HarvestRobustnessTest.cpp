@@ -203,14 +203,19 @@ TEST_F(HarvestRobustness, PolicyThatStopsReadingIsKilledAtTheDeadline) {
 TEST_F(HarvestRobustness, SigintToTheProcessGroupAlwaysEndsWithASummary) {
   const int Probes = 20;
   // The signals are spread over one whole run, however fast this machine
-  // runs it: timed once, uninterrupted, first.
-  auto before = std::chrono::steady_clock::now();
-  {
-    BackgroundCommand whole(harvestArgv(Work / "whole", {"--num_workers=4"}), Work / "whole.err");
+  // runs it: timed uninterrupted first, the faster of two runs (a run slowed
+  // by a busy machine would spread them past the end of the later ones).
+  long long runMs = 0;
+  for (int round = 0; round < 2; ++round) {
+    auto before = std::chrono::steady_clock::now();
+    BackgroundCommand whole(harvestArgv(Work / ("whole" + std::to_string(round)), {"--num_workers=4"}),
+                            Work / "whole.err");
     int status = 0;
     ASSERT_TRUE(whole.wait(std::chrono::seconds(120), status)) << "an uninterrupted run did not end";
+    long long ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - before).count();
+    runMs = round == 0 ? ms : std::min(runMs, ms);
   }
-  auto runMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - before).count();
   int finished = 0;
   for (int probe = 0; probe < Probes; ++probe) {
     std::string what = "probe " + std::to_string(probe);

@@ -40,6 +40,7 @@ TEST(CompileServerProtocol, RequestsAndRepliesRoundTripThroughAPipe) {
   request.WorkingDirectory = "/w";
   request.ConfineWritesTo = "/w";
   request.AlsoWritable = {"/cache", ""};
+  request.CodegenArgv = {"llc-22", "-O2", "-filetype=obj", "o.bc", "-o", "n.o"};
   Pipe pipe;
   ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeRequest(request)));
   auto message = readMessage(pipe.Fds[0]);
@@ -52,6 +53,7 @@ TEST(CompileServerProtocol, RequestsAndRepliesRoundTripThroughAPipe) {
   EXPECT_EQ(back->WorkingDirectory, request.WorkingDirectory);
   EXPECT_EQ(back->ConfineWritesTo, request.ConfineWritesTo);
   EXPECT_EQ(back->AlsoWritable, request.AlsoWritable);
+  EXPECT_EQ(back->CodegenArgv, request.CodegenArgv);
 
   CompileReply reply{4242, 3, 13, "message"};
   ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeReply(reply)));
@@ -90,12 +92,19 @@ TEST(CompileServerProtocol, OversizedOrTruncatedMessagesAreRefused) {
 }
 
 TEST(CompileServerProtocol, MalformedFieldsAreRefused) {
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", ""}));                     // too few fields
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "0"}));                // no argv
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "3", "opt-22", "x"})); // argv count beyond the fields
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "-1", "opt-22"}));     // negative count
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1x", "opt-22"}));     // not a number
-  EXPECT_TRUE(decodeRequest({"opt", "", "", "", "", "1", "opt-22"}));
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1"}));                          // too few fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "0", "0"}));                     // no argv
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "3", "0", "opt-22", "x"}));      // argv count beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "-1", "0", "opt-22"}));          // negative count
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1x", "0", "opt-22"}));          // not a number
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "2", "opt-22", "llc-22"})); // codegen argv beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "-1", "opt-22"}));          // negative codegen count
+  EXPECT_TRUE(decodeRequest({"opt", "", "", "", "", "1", "0", "opt-22"}));
+  auto both = decodeRequest({"opt", "", "", "", "", "1", "1", "opt-22", "llc-22", "/w"});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->Argv, std::vector<std::string>{"opt-22"});
+  EXPECT_EQ(both->CodegenArgv, std::vector<std::string>{"llc-22"});
+  EXPECT_EQ(both->AlsoWritable, std::vector<std::string>{"/w"});
   EXPECT_FALSE(decodeReply({"1", "-1", "0"}));                           // too few fields
   EXPECT_FALSE(decodeReply({"1", "-2", "0", ""}));                       // no such step
   EXPECT_FALSE(decodeReply({"1", "-1", "99999", ""}));                   // no such errno

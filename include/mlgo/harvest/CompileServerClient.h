@@ -45,7 +45,10 @@ public:
   /// that dies during it is a CompileServerError (a child it may have
   /// started is reaped as our own). Setup failures are the same Errors as
   /// ChildProcess::spawn's.
-  llvm::Expected<ChildProcess> spawn(const std::string &tool, const SpawnOptions &options);
+  /// `codegen`: with "opt", llc's argv, run in the same child on opt's
+  /// module (CompileRequest::CodegenArgv).
+  llvm::Expected<ChildProcess> spawn(const std::string &tool, const SpawnOptions &options,
+                                     const std::vector<std::string> &codegen = {});
 
   /// Starts the server now (a probe): an Error says why it cannot run.
   llvm::Error start();

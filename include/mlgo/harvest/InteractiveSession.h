@@ -37,6 +37,9 @@ struct CompileJob {
   /// Run by this compile server as `Tool` ("opt", "llc") instead of exec'd.
   CompileServerClient *Server = nullptr;
   std::string Tool;
+  /// With Server and Tool "opt": llc's argv, run by the same child on the
+  /// module opt leaves in memory (no second child reading opt's output).
+  std::vector<std::string> Codegen;
 };
 
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are

@@ -26,6 +26,13 @@ using ToolEntry = int (*)(int argc, char **argv);
 /// loaded (libMLGOOptLlc.so or libMLGOClangCc1.so); nullptr when it has none.
 ToolEntry toolEntry(const std::string &tool);
 
+/// opt, then llc on the module opt leaves in memory: opt's argv, then llc's.
+using OptThenLlcEntry = int (*)(int argc, char **argv, int llcArgc, char **llcArgv);
+
+/// The entry for opt with a CodegenArgv (libMLGOOptLlc.so); nullptr when the
+/// tool library has none.
+OptThenLlcEntry optThenLlcEntry();
+
 /// Start-up work done once, before the first fork: the tool library, targets,
 /// passes, the libraries in `preload` (dlopen'ed for good) and, when
 /// `inlinerPolicy` is set, the inliner plugin's policy for that spec (a

@@ -16,7 +16,7 @@
 namespace mlgo::server {
 
 /// Bumped whenever a message changes; the server's greeting carries it.
-constexpr uint32_t ProtocolVersion = 1;
+constexpr uint32_t ProtocolVersion = 2;
 constexpr uint32_t MaxStrings = 1 << 16, MaxStringBytes = 1 << 20, MaxMessageBytes = 64 << 20;
 
 /// One compile: `Tool` is "opt", "llc" or "clang"; Argv[0] is the program
@@ -28,6 +28,10 @@ struct CompileRequest {
   std::string WorkingDirectory;          // "" = the server's
   std::string ConfineWritesTo;           // "" = not confined
   std::vector<std::string> AlsoWritable; // with ConfineWritesTo
+  /// With Tool "opt": llc's argv for the optimized module, run in the same
+  /// child on the module opt leaves in memory (OptLlcEntries.cpp) instead
+  /// of a second child reading opt's output back.
+  std::vector<std::string> CodegenArgv;
 };
 
 /// The answer: the child's pid (a child of the harvester, see
@@ -39,6 +43,11 @@ struct CompileReply {
   int Errno = 0;
   std::string Message; // a failure of the server itself (e.g. unknown tool)
 };
+
+/// The empty file a child running CodegenArgv creates beside its object
+/// (`objectPath`) when code generation begins: a failure after it is
+/// codegen's, not opt's.
+inline std::string codegenStartedMarker(const std::string &objectPath) { return objectPath + ".codegen-started"; }
 
 std::vector<std::string> encodeRequest(const CompileRequest &request);
 std::optional<CompileRequest> decodeRequest(const std::vector<std::string> &fields);
