@@ -7,6 +7,7 @@
 // embeddings --mode=mir on llc-22 -stop-before=greedy's MIR of it; a
 // vocabulary of the other mode or a malformed one is an error before any
 // compile.
+#include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/MachineIr.h"
 #include "support/TestSupport.h"
@@ -235,6 +236,29 @@ TEST_F(IR2VecEmbed, TablesEqualLlvmIr2vecOnCAndCxxAndAfterAPipeline) {
     return quote(optimized);
   });
   EXPECT_NE(readFile(o2), readFile(out)) << "the pipeline should change the embeddings";
+}
+
+TEST_F(IR2VecEmbed, APipelineSkipsTheOptnoneFunctionsOfAnO0CorpusAsOptDoes) {
+  // clang-22 -O0 marks every function optnone, whose function passes
+  // opt-22 -passes=default<O2> skips: so must --passes.
+  std::vector<std::pair<std::string, std::string>> sources = {{"n0", inlinerSource(4, 3)}};
+  std::string optnone = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0", ObjectListing::Directory, "optnone-");
+  std::string o2 = Work / "optnone-o2.jsonl";
+  mustRun(embed(optnone, o2, "--passes='default<O2>'"));
+  EXPECT_GT(expectEqualsLlvmIr2vec(optnone, o2,
+                                   [&](const std::string &m) {
+                                     std::string optimized = Work / (m + ".optnone.O2.bc");
+                                     mustRun("opt-22 '-passes=default<O2>' " + quote(optnone + "/" + m + ".bc") +
+                                             " -o " + quote(optimized));
+                                     return quote(optimized);
+                                   }),
+            5u);
+  // The control: without optnone the same module embeds otherwise.
+  std::string plain = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0 -Xclang -disable-O0-optnone",
+                                                ObjectListing::Directory, "plain-");
+  std::string plainO2 = Work / "plain-o2.jsonl";
+  mustRun(embed(plain, plainO2, "--passes='default<O2>'"));
+  EXPECT_NE(readFile(plainO2), readFile(o2));
 }
 
 TEST_F(IR2VecEmbed, DeterministicAcrossWorkersWithATFRecordOfExamples) {

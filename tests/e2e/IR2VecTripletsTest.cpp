@@ -6,6 +6,7 @@
 // module and level, the triplets equal llvm-ir2vec-22 triplets --mode=mir on
 // llc-22 -stop-before=greedy's MIR of it, one machine function at a time, and
 // the entities equal llvm-ir2vec-22 entities --mode=mir.
+#include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/MachineIr.h"
 #include "support/TestSupport.h"
@@ -103,6 +104,32 @@ TEST_F(IR2VecTriplets, EachModuleAtItsSeededLevelEqualsOptPipedIntoLlvmIr2vec) {
   r = triplets(cxx, Work / "cxx", "--seed=3 --opt_levels=O1,O3");
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   expectEqualsLlvmIr2vec(cxx, Work / "cxx");
+}
+
+// Locals, a loop and a call that -O2 rewrites (mem2reg, inlining, unrolling):
+// without optnone, its triplets at -O2 are not those at -O0.
+const char *OptimizableSource = R"C(
+static int sq(int x) { return x * x; }
+int walk(const int *a, int n) { int s = 0; for (int i = 0; i < n; ++i) { int t = a[i]; if (t > 3) s += sq(t); else s -= t; } return s; }
+int pick(int x) { int r; switch (x & 3) { case 0: r = 1; break; case 1: r = x; break; default: r = -x; } return r + sq(r); }
+)C";
+
+TEST_F(IR2VecTriplets, AnO0CorpusAtO2EqualsOptWhichSkipsOptnoneFunctions) {
+  // clang-22 -O0 marks every function optnone, whose function passes opt-22
+  // -O2 skips: the in-process pipeline must too.
+  std::vector<std::pair<std::string, std::string>> sources = {{"n0", OptimizableSource}, {"n1", inlinerSource(4, 3)}};
+  std::string optnone = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0", ObjectListing::Directory, "optnone-");
+  ASSERT_NE(run("llvm-dis-22 -o - " + quote(optnone + "/n0.o.bc")).Out.find("optnone"), std::string::npos)
+      << "clang-22 -O0 should mark the functions optnone";
+  ASSERT_EQ(triplets(optnone, Work / "o2", "--opt_levels=O2").ExitCode, 0);
+  expectEqualsLlvmIr2vec(optnone, Work / "o2");
+  // The control: without optnone, -O2 gives other triplets (module passes
+  // such as IPSCCP still run on optnone functions, so -O2 is not -O0 there).
+  std::string plain = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-O0 -Xclang -disable-O0-optnone",
+                                                ObjectListing::Directory, "plain-");
+  ASSERT_EQ(triplets(plain, Work / "plain", "--opt_levels=O2").ExitCode, 0);
+  expectEqualsLlvmIr2vec(plain, Work / "plain");
+  EXPECT_NE(readFile(Work / "plain/train2id.txt"), readFile(Work / "o2/train2id.txt"));
 }
 
 TEST_F(IR2VecTriplets, ATinyMemoryBudgetSpillsAndGivesTheSameFiles) {
