@@ -13,7 +13,6 @@
 #include <cmath>
 #include <numeric>
 #include <random>
-#include <set>
 
 namespace mlgo {
 namespace {
@@ -234,25 +233,6 @@ double hitsAt10(const TransEModel &model, const std::vector<Triplet> &triplets) 
     hits += (tailRank <= 10) + (headRank <= 10);
   }
   return static_cast<double>(hits) / (2.0 * triplets.size());
-}
-
-std::string vocabularyJson(const TripletData &data, const TransEModel &model) {
-  static const std::set<std::string> Operands = {"Function", "Pointer", "Constant", "Variable"};
-  nlohmann::ordered_json vocab = {{"Opcodes", nlohmann::ordered_json::object()},
-                                  {"Types", nlohmann::ordered_json::object()},
-                                  {"Arguments", nlohmann::ordered_json::object()},
-                                  {"Predicates", nlohmann::ordered_json::object()}};
-  for (size_t e = 0; e < data.Entities.size(); ++e) {
-    llvm::StringRef name = data.Entities[e];
-    const char *section = name.starts_with("FCMP_") || name.starts_with("ICMP_") ? "Predicates"
-                          : Operands.count(name.str())                           ? "Arguments"
-                          : name.ends_with("Ty")                                 ? "Types"
-                                                                                 : "Opcodes";
-    std::vector<double> values(model.Entities.begin() + e * model.Dimension,
-                               model.Entities.begin() + (e + 1) * model.Dimension);
-    vocab[section][name.str()] = values;
-  }
-  return vocab.dump(1) + "\n";
 }
 
 } // namespace mlgo

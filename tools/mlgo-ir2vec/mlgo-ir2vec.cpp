@@ -3,6 +3,7 @@
 #include "mlgo/embed/EmbeddingTable.h"
 #include "mlgo/embed/TransE.h"
 #include "mlgo/embed/Triplets.h"
+#include "mlgo/embed/VocabularyJson.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
@@ -97,7 +98,9 @@ int main(int argc, char **argv) {
   CLI::App *train = app.add_subcommand(
       "train", "Train an IR2Vec vocabulary natively with TransE (the model LLVM's recipe trains with OpenKE) on "
                "mlgo-ir2vec triplets' files, multi-threaded, deterministic for a seed and --num_workers, and write "
-               "it in the JSON layout IR2Vec reads (sections Opcodes, Types, Arguments, Predicates).");
+               "it in the JSON layout IR2Vec reads (sections Opcodes, Types, Arguments, Predicates). From triplets "
+               "--mode=mir (entities PhyReg_<class>, VirtReg_<class>), a MIR2Vec vocabulary: sections Opcodes, "
+               "CommonOperands, PhysicalRegisters, VirtualRegisters, as -mir2vec-vocab-path reads them.");
   train->add_option("--input_dir", trainDir, "The directory of train2id.txt, entity2id.txt, relation2id.txt.")
       ->required();
   train->add_option("--output", vocabOut, "The vocabulary JSON to write (atomically).")->required();
@@ -119,9 +122,10 @@ int main(int argc, char **argv) {
                     "it decides the result.");
   train->add_option("--test_file", testFile,
                     "Held-out triplets (train2id format) whose raw link-prediction hits@10 the report gives.");
-  train->add_option("--report", trainReport,
-                    "Also write {triplets, entities, relations, final_loss, hits_at_10_train, hits_at_10_test} as "
-                    "JSON to this file.");
+  train->add_option(
+      "--report", trainReport,
+      "Also write {mode, triplets, entities, relations, final_loss, hits_at_10_train, hits_at_10_test} as "
+      "JSON to this file.");
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
   installInterruptHandlers();
@@ -130,6 +134,13 @@ int main(int argc, char **argv) {
     auto data = readTripletData(trainDir);
     if (!data) {
       log::error(llvm::toString(data.takeError()));
+      return 1;
+    }
+    // The layout before training, so that triplets of no known mode fail
+    // at once.
+    auto layout = vocabularyLayout(*data, trainDir);
+    if (!layout) {
+      log::error(llvm::toString(layout.takeError()));
       return 1;
     }
     std::vector<Triplet> held;
@@ -142,11 +153,12 @@ int main(int argc, char **argv) {
       held = std::move(*read);
     }
     TransEModel model = trainTransE(*data, transE);
-    if (llvm::Error e = writeFileAtomically(vocabOut, vocabularyJson(*data, model))) {
+    if (llvm::Error e = writeFileAtomically(vocabOut, vocabularyJson(*layout, model))) {
       log::error("cannot write " + vocabOut + ": " + llvm::toString(std::move(e)));
       return 1;
     }
     nlohmann::ordered_json j;
+    j["mode"] = embeddingModeName(layout->Mode).str();
     j["triplets"] = data->Triplets.size();
     j["entities"] = data->Entities.size();
     j["relations"] = data->Relations.size();

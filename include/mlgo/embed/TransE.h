@@ -1,6 +1,7 @@
-// Native TransE training of an IR2Vec vocabulary (`mlgo-ir2vec train`): the
-// knowledge-graph model LLVM's vocabulary recipe trains with OpenKE, here in
-// C++ over oneTBB, deterministic for a seed and a thread count.
+// Native TransE training of an IR2Vec or MIR2Vec vocabulary (`mlgo-ir2vec
+// train`): the knowledge-graph model LLVM's vocabulary recipe trains with
+// OpenKE, here in C++ over oneTBB, deterministic for a seed and a thread
+// count. VocabularyJson.h writes the result.
 #pragma once
 
 #include "mlgo/embed/Triplets.h"
@@ -59,9 +60,5 @@ TransEModel trainTransE(const TripletData &data, const TransEOptions &options);
 /// entities by |h + r - e| (and of its head by |e + r - t|); the fraction of
 /// ranks <= 10 over both.
 double hitsAt10(const TransEModel &model, const std::vector<Triplet> &triplets);
-
-/// The vocabulary JSON IR2Vec reads: entity vectors in sections Opcodes,
-/// Types, Arguments (and Predicates for the compare predicates), by name.
-std::string vocabularyJson(const TripletData &data, const TransEModel &model);
 
 } // namespace mlgo
