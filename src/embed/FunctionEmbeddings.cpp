@@ -60,12 +60,9 @@ llvm::Expected<std::unique_ptr<EmbeddingVocabulary>> EmbeddingVocabulary::load(l
 
 llvm::Expected<ModuleEmbeddings> embedModule(llvm::StringRef path, const EmbeddingVocabulary &vocabulary,
                                              EmbeddingKind kind, llvm::StringRef passes) {
-  auto loaded = LoadedModule::load(path);
+  auto loaded = LoadedModule::loadAfter(path, passes);
   if (!loaded)
     return loaded.takeError();
-  if (!passes.empty())
-    if (llvm::Error e = (*loaded)->runPipeline(passes))
-      return std::move(e);
   llvm::Module *module = &(*loaded)->module();
   const llvm::ir2vec::Vocabulary &vocab = *vocabulary.state().Vocabulary;
   ModuleEmbeddings out;

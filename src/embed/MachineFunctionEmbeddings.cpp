@@ -43,12 +43,9 @@ std::vector<double> machineFunctionEmbedding(const llvm::MachineFunction &functi
 
 llvm::Expected<ModuleEmbeddings> embedMachineModule(llvm::StringRef path, MachineVocabularies &vocabularies,
                                                     llvm::StringRef passes) {
-  auto loaded = LoadedModule::load(path);
+  auto loaded = LoadedModule::loadAfter(path, passes);
   if (!loaded)
     return loaded.takeError();
-  if (!passes.empty())
-    if (llvm::Error e = (*loaded)->runPipeline(passes))
-      return std::move(e);
   llvm::DenseMap<const llvm::Function *, std::vector<double>> byFunction;
   if (llvm::Error e = compileToRegisterAllocation(**loaded, [&](const llvm::MachineFunction &function) -> llvm::Error {
         auto vocabulary = vocabularies.forFunction(function);

@@ -16,12 +16,9 @@ namespace mlgo {
 
 llvm::Expected<ModuleTriplets> machineModuleTriplets(llvm::StringRef bitcodePath, llvm::StringRef passes,
                                                      MachineVocabularies &layout) {
-  auto loaded = LoadedModule::load(bitcodePath);
+  auto loaded = LoadedModule::loadAfter(bitcodePath, passes);
   if (!loaded)
     return loaded.takeError();
-  if (!passes.empty())
-    if (llvm::Error e = (*loaded)->runPipeline(passes))
-      return std::move(e);
   struct FunctionTriplets {
     std::vector<Triplet> Triplets;
     uint32_t MaxRelation = MachineNextRelation;

@@ -1,4 +1,5 @@
 #include "mlgo/embed/MachineVocabulary.h"
+#include "mlgo/embed/VocabularyMode.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/CodeGen/MIR2Vec.h"
@@ -21,13 +22,9 @@ llvm::Expected<std::unique_ptr<MachineVocabularies>> MachineVocabularies::load(l
   auto fail = [&](const std::string &why) {
     return llvm::createStringError("%s: not a MIR2Vec vocabulary: %s", path.str().c_str(), why.c_str());
   };
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  llvm::Expected<llvm::json::Value> json = readVocabularyJson(path);
   if (!json)
-    return fail("not JSON: " + llvm::toString(json.takeError()));
+    return fail(llvm::toString(json.takeError()));
   std::unique_ptr<MachineVocabularies> out(new MachineVocabularies());
   out->Path = path.str();
   // The sections and checks of MIR2VecVocabProvider, with LLVM's own parser.

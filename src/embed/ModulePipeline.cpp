@@ -39,6 +39,15 @@ void initializeTargets() {
 
 LoadedModule::~LoadedModule() { Module.reset(); }
 
+llvm::Expected<std::unique_ptr<LoadedModule>> LoadedModule::loadAfter(llvm::StringRef path, llvm::StringRef passes) {
+  auto loaded = load(path);
+  if (!loaded || passes.empty())
+    return loaded;
+  if (llvm::Error e = (*loaded)->runPipeline(passes))
+    return std::move(e);
+  return loaded;
+}
+
 llvm::Expected<std::unique_ptr<LoadedModule>> LoadedModule::load(llvm::StringRef path) {
   std::unique_ptr<LoadedModule> loaded(new LoadedModule());
   loaded->Path = path.str();

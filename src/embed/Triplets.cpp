@@ -67,12 +67,9 @@ private:
 static_assert(sizeof(Triplet) == 12, "runs store triplets as three uint32s");
 
 llvm::Expected<ModuleTriplets> moduleTriplets(llvm::StringRef bitcodePath, llvm::StringRef passes) {
-  auto loaded = LoadedModule::load(bitcodePath);
+  auto loaded = LoadedModule::loadAfter(bitcodePath, passes);
   if (!loaded)
     return loaded.takeError();
-  if (!passes.empty())
-    if (llvm::Error e = (*loaded)->runPipeline(passes))
-      return std::move(e);
   ModuleTriplets out;
   for (const llvm::Function &function : (*loaded)->module()) {
     if (function.isDeclaration())

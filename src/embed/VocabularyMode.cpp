@@ -7,14 +7,20 @@ namespace mlgo {
 
 llvm::StringRef embeddingModeName(EmbeddingMode mode) { return mode == EmbeddingMode::MIR ? "mir" : "llvm"; }
 
-llvm::Expected<EmbeddingMode> vocabularyMode(llvm::StringRef path) {
+llvm::Expected<llvm::json::Value> readVocabularyJson(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError(buffer.getError(), "cannot read: %s", buffer.getError().message().c_str());
   llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
   if (!json)
-    return llvm::createStringError("%s: not a vocabulary: not JSON: %s", path.str().c_str(),
+    return llvm::createStringError("not JSON: %s", llvm::toString(json.takeError()).c_str());
+  return json;
+}
+
+llvm::Expected<EmbeddingMode> vocabularyMode(llvm::StringRef path) {
+  llvm::Expected<llvm::json::Value> json = readVocabularyJson(path);
+  if (!json)
+    return llvm::createStringError("%s: not a vocabulary: %s", path.str().c_str(),
                                    llvm::toString(json.takeError()).c_str());
   const llvm::json::Object *root = json->getAsObject();
   if (!root)

@@ -20,6 +20,8 @@ public:
   /// Parses the bitcode at `path`; errors (and LLVM's diagnostics, which
   /// would otherwise end the process) name the file.
   static llvm::Expected<std::unique_ptr<LoadedModule>> load(llvm::StringRef path);
+  /// load(), then runPipeline(passes) unless `passes` is empty.
+  static llvm::Expected<std::unique_ptr<LoadedModule>> loadAfter(llvm::StringRef path, llvm::StringRef passes);
   /// Runs `passes` (opt's -passes= syntax, e.g. "default<O2>") on the module.
   llvm::Error runPipeline(llvm::StringRef passes);
   llvm::Module &module() { return *Module; }

@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 namespace mlgo {
 
@@ -12,6 +13,10 @@ namespace mlgo {
 enum class EmbeddingMode { LLVM, MIR };
 
 llvm::StringRef embeddingModeName(EmbeddingMode mode);
+
+/// The JSON of the vocabulary file at `path`; an error says why not ("cannot
+/// read: ...", "not JSON: ..."), for the caller to name the file.
+llvm::Expected<llvm::json::Value> readVocabularyJson(llvm::StringRef path);
 
 /// The mode `path`'s vocabulary is for: MIR2Vec's when it has any of the
 /// sections only MIR2Vec reads (CommonOperands, PhysicalRegisters,
