@@ -107,6 +107,18 @@ protected:
       sources.emplace_back("cxx" + std::to_string(i), s);
     }
     makeEmbeddedBitcodeCorpus(Fixture->path(), sources, "-x c++ -Oz", ObjectListing::Directory, "cxx-");
+    // Opt's child compiles small modules on: one module above its bound
+    // (64 KiB of bitcode) beside a small one.
+    std::string big;
+    for (int k = 0; k < 200; ++k)
+      big += "static int h" + std::to_string(k) + "(int x) { return x * " + std::to_string(k + 3) + " + (x >> " +
+             std::to_string(k % 7 + 1) + "); }\nint f" + std::to_string(k) +
+             "(int x) { int s = 0; for (int i = 0; i < x; ++i) s += h" + std::to_string(k) + "(i) ^ " +
+             (k ? "f" + std::to_string(k - 1) + "(x - 1)" : std::string("x")) + "; return s; }\n";
+    makeEmbeddedBitcodeCorpus(
+        Fixture->path(),
+        {{"big", big}, {"small", "static int h(int x) { return x + 1; }\nint f(int x) { return h(x); }\n"}},
+        "-Oz -Xclang -disable-llvm-passes", ObjectListing::Directory, "big-");
     // Regalloc on optimized IR through --compiler=llc.
     fs::create_directories(*Fixture / "regalloc-bc");
     for (int i = 0; i < 2; ++i) {
@@ -314,6 +326,25 @@ TEST_F(CompileServer, ACrashInCodegenAfterOptInTheSameChildIsCodegenFailed) {
   }
   EXPECT_EQ(optChildren, 8u) << t.Raw;
   EXPECT_EQ(llcChildren, 0u) << t.Raw;
+}
+
+// A large module's code is generated in an llc child of its own (faster
+// than on the heap opt leaves behind), a small one's in opt's child: both
+// as the exec path's.
+TEST_F(CompileServer, OnlyALargeModuleGetsAnLlcChildOfItsOwn) {
+  ASSERT_GT(fs::file_size(corpus("big-corpus") + "/big.o.bc"), 64u << 10);
+  ASSERT_LT(fs::file_size(corpus("big-corpus") + "/small.o.bc"), 64u << 10);
+  expectServerEqualsExec(corpus("big-corpus"), "--mode=plugin", "big");
+  TraceResult t = runTraced(harvestCommand(corpus("big-corpus"), Work / "traced", "--compile_server=on"), {"prctl"});
+  ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
+  size_t optChildren = 0, llcChildren = 0;
+  for (const TracedCall &c : t.Calls) {
+    bool naming = c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME";
+    optChildren += naming && c.Args[1] == "\"opt-22\"";
+    llcChildren += naming && c.Args[1] == "\"llc-22\"";
+  }
+  EXPECT_EQ(optChildren, 2u) << t.Raw;
+  EXPECT_EQ(llcChildren, 1u) << t.Raw;
 }
 
 TEST_F(CompileServer, AServerKilledMidRunCostsAtMostItsRequestAndResumeEqualsACleanRun) {
