@@ -17,7 +17,12 @@
 #   plugin+server, interactive+server: the same with --compile_server=on
 #                 (opt and llc run in warm children of mlgo-compile-server)
 # and prints each one's ratio to the baseline, decisions per second, the
-# harvester's own peak RSS and the largest compile server's.
+# harvester's own peak RSS and the largest compile server's. Two more rows
+# say how far a server can go on this machine: "start-up only" runs the
+# baseline's processes on an empty module (start-up is all they do), and
+# "plugin floor" is the plugin harvest minus that: the harvest with no
+# start-up at all, which no server beats (a server removes start-up, not
+# the compile, and the advisor's own work comes on top of opt's).
 # MLGO_BENCH_CXX_N sets the C++ corpus' size (default: N).
 # A regalloc row follows: N optimized modules with high register pressure,
 # plain llc-22 -O2 against harvest-logs --problem=regalloc-evict
@@ -72,6 +77,13 @@ harvest() { # DIR MODE [FLAGS...]: a fresh harvest into DIR/MODE
   rm -rf "${dir:?}/$mode"
   "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$dir/$mode" --num_workers=2 "$@"
 }
+startup_only() { # DIR: plain_inliner's processes, each on an empty module: what start-up alone costs
+  rm -rf "$1/startup" && mkdir -p "$1/startup"
+  printf 'target triple = "%s"\n' "$(llc-22 --version | sed -n 's/^ *Default target: *//p')" > "$1/startup/empty.ll"
+  llvm-as-22 "$1/startup/empty.ll" -o "$1/startup/empty.bc"
+  (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
+    'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" startup/empty.bc -o startup/$b.opt.bc && llc-22 -O2 -filetype=obj startup/$b.opt.bc -o startup/$b.o' _ {})
+}
 plain_llc() { # DIR
   rm -rf "$1/plain" && mkdir -p "$1/plain"
   (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c 'llc-22 -O2 -filetype=obj "$1" -o plain/$(basename "$1" .bc).o' _ {})
@@ -90,9 +102,10 @@ for n in "${sizes[@]}"; do
     zstd) generate_zstd "$dir" || continue ;;
     cxx) generate_cxx "$m" "$dir" ;;
     esac
-    plain=() interactive=() plugin=() iserver=() pserver=()
+    plain=() startup=() interactive=() plugin=() iserver=() pserver=()
     for ((r = 0; r < rounds; r++)); do
       plain+=("$(timed plain_inliner "$dir")")
+      startup+=("$(timed startup_only "$dir")")
       interactive+=("$(timed harvest "$dir" interactive --mode=interactive --compile_server=off)")
       plugin+=("$(timed harvest "$dir" plugin --mode=plugin --compile_server=off)")
       iserver+=("$(timed harvest "$dir" interactive-server --mode=interactive --compile_server=on)")
@@ -104,6 +117,11 @@ for n in "${sizes[@]}"; do
     row "inliner/$kind" "$m" interactive+server "$(median "${iserver[@]}")" "$base" "$dir/interactive-server"
     row "inliner/$kind" "$m" plugin "$(median "${plugin[@]}")" "$base" "$dir/plugin"
     row "inliner/$kind" "$m" plugin+server "$(median "${pserver[@]}")" "$base" "$dir/plugin-server"
+    # What no server can beat: the baseline's start-ups cost `startup`, so
+    # the plugin harvest without any start-up at all would take plugin - startup.
+    up=$(median "${startup[@]}")
+    row "inliner/$kind" "$m" "start-up only" "$up" "$base"
+    row "inliner/$kind" "$m" "plugin floor" "$(echo "$(median "${plugin[@]}") - $up" | bc -l)" "$base"
     for f in "$dir"/plugin/logs/*.log; do # every mode's logs are the same bytes
       for other in interactive interactive-server plugin-server; do
         cmp -s "$f" "$dir/$other/logs/${f##*/}" || { echo "bench: ${f##*/} differs in $other" >&2; exit 1; }
