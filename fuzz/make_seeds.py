@@ -205,6 +205,39 @@ def ir2vec_vocab(out):
     write(out, t, "not-json", b"{\"Opcodes\": [")
 
 
+
+def mir2vec_vocab(out):
+    t = "mir2vec_vocab"
+    good = {"Opcodes": {"MOV": [0.5, -1.0], "ADD": [1, 2]}, "CommonOperands": {"Immediate": [0.0, 1e-3]},
+            "PhysicalRegisters": {"GR32": [2.5, 3]}, "VirtualRegisters": {"GR32": [1, 1]}}
+    write(out, t, "good", json.dumps(good).encode())
+    ragged = json.loads(json.dumps(good))
+    ragged["PhysicalRegisters"]["GR64"] = [1.0]
+    write(out, t, "ragged", json.dumps(ragged).encode())
+    write(out, t, "no-virtual", json.dumps({k: v for k, v in good.items() if k != "VirtualRegisters"}).encode())
+    write(out, t, "ir2vec", json.dumps({"Opcodes": good["Opcodes"], "Types": {}, "Arguments": {}}).encode())
+    write(out, t, "not-json", b"{\"Opcodes\": [")
+
+
+def openke(out):
+    """entity2id.txt, relation2id.txt and train2id.txt, separated by lines %%."""
+    t = "openke"
+
+    def files(entities, relations, triplets):
+        def counted(lines):
+            return "\n".join([str(len(lines))] + lines) + "\n"
+        return (counted(["%s\t%d" % (e, i) for i, e in enumerate(entities)]) + "%%\n" +
+                counted(["%s\t%d" % (r, i) for i, r in enumerate(relations)]) + "%%\n" +
+                counted(["%d %d %d" % x for x in triplets]))
+
+    write(out, t, "llvm", files(["Add", "Ret", "IntegerTy", "VoidTy", "Variable", "Constant", "ICMP_EQ"],
+                                ["Type", "Next", "Arg0", "Arg1"], [(0, 2, 0), (0, 1, 1), (0, 4, 2), (1, 3, 0)]))
+    write(out, t, "mir", files(["ADD32rr", "MOV32ri", "RET", "Immediate", "MBB", "PhyReg_GR32", "PhyReg_GR64",
+                                "VirtReg_GR32", "VirtReg_GR64"],
+                               ["Next", "Arg0", "Arg1"], [(0, 1, 0), (0, 7, 1), (1, 3, 2), (2, 5, 1)]))
+    write(out, t, "out-of-range", files(["Add"], ["Type"], [(0, 3, 0)]))
+    write(out, t, "short", "2\nAdd\t0\n%%\n1\nType\t0\n%%\n1\n0 0 0\n")
+
 def baseline_cache(out):
     t = "baseline_cache"
     fmt, key = "mlgo-baseline-cache/1", "a" * 64
@@ -300,7 +333,8 @@ def main():
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
-                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab):
+                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
+                 mir2vec_vocab, openke):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)

@@ -2,6 +2,8 @@
 
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -20,18 +22,31 @@ const std::set<std::string> &commonOperandNames() {
   return names;
 }
 
-VocabularyLayout irLayout(const TripletData &data) {
+llvm::Expected<VocabularyLayout> irLayout(const TripletData &data, const std::string &entityFile) {
   static const std::set<std::string> operands = {"Function", "Pointer", "Constant", "Variable"};
   VocabularyLayout layout;
   layout.Mode = EmbeddingMode::LLVM;
   layout.Sections = {"Opcodes", "Types", "Arguments", "Predicates"};
+  size_t perSection[4] = {};
   for (llvm::StringRef name : data.Entities) {
     unsigned section = name.starts_with("FCMP_") || name.starts_with("ICMP_") ? 3
                        : operands.count(name.str())                           ? 2
                        : name.ends_with("Ty")                                 ? 1
                                                                               : 0;
     layout.Entries.push_back({section, name.str()});
+    ++perSection[section];
   }
+  // IR2Vec rejects an empty Opcodes, Types or Arguments section ("dimension
+  // ... is zero") and takes a vocabulary without Predicates.
+  static const char *const Members[] = {"an opcode", "a type (<name>Ty)",
+                                        "an argument kind (Function, Pointer, "
+                                        "Constant, Variable)"};
+  for (unsigned section = 0; section < 3; ++section)
+    if (!perSection[section])
+      return llvm::createStringError("%s: no entity is %s: IR2Vec rejects a vocabulary without %s", entityFile.c_str(),
+                                     Members[section], layout.Sections[section].c_str());
+  if (!perSection[3])
+    layout.Sections.pop_back();
   return layout;
 }
 
@@ -90,6 +105,12 @@ llvm::Expected<VocabularyLayout> machineLayout(const TripletData &data, const st
 
 llvm::Expected<VocabularyLayout> vocabularyLayout(const TripletData &data, llvm::StringRef dir) {
   std::string entityFile = joinPath(dir, "entity2id.txt"), relationFile = joinPath(dir, "relation2id.txt");
+  // Each name becomes a JSON key, and JSON text is UTF-8: refused here,
+  // before training, rather than when the trained vectors are written.
+  for (size_t e = 0; e < data.Entities.size(); ++e)
+    if (!llvm::json::isUTF8(data.Entities[e]))
+      return llvm::createStringError("%s: line %zu: the entity name is not UTF-8, so it cannot be a vocabulary key",
+                                     entityFile.c_str(), e + 2);
   bool machine = false;
   for (llvm::StringRef name : data.Entities)
     machine |= name.starts_with("PhyReg_") || name.starts_with("VirtReg_");
@@ -101,7 +122,7 @@ llvm::Expected<VocabularyLayout> vocabularyLayout(const TripletData &data, llvm:
                                    relationFile.c_str(), data.Relations[0].c_str(), entityFile.c_str(),
                                    machine ? "MIR2Vec (machine IR)" : "IR2Vec (LLVM IR)", expected.str().c_str());
   if (!machine)
-    return irLayout(data);
+    return irLayout(data, entityFile);
   return machineLayout(data, entityFile);
 }
 

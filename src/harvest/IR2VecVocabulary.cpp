@@ -40,8 +40,12 @@ llvm::Expected<IR2VecVocabularyInfo> checkIR2VecVocabulary(llvm::StringRef path)
     if (!json.contains(section))
       return fail(std::string("no \"") + section + "\" section");
   for (const auto &[section, entries] : json.items()) {
-    if (!entries.is_object() || entries.empty())
-      return fail("section \"" + section + "\" is not a non-empty object of entity embeddings");
+    // IR2Vec refuses an empty Opcodes, Types or Arguments section, and takes
+    // an empty Predicates one (LLVM 22).
+    bool required = section == "Opcodes" || section == "Types" || section == "Arguments";
+    if (!entries.is_object() || (required && entries.empty()))
+      return fail("section \"" + section + "\" is not a" + (required ? " non-empty" : "n") +
+                  " object of entity embeddings");
     for (const auto &[entity, vector] : entries.items()) {
       if (!vector.is_array() || vector.empty())
         return fail("\"" + section + "\"." + entity + " is not a non-empty list of numbers");

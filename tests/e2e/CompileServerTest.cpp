@@ -79,6 +79,15 @@ std::vector<pid_t> runningServers(const std::string &path) {
   return pids;
 }
 
+// The compile children a traced harvest named `tool` (each takes its tool's
+// name with prctl before anything else).
+size_t childrenNamed(const TraceResult &t, const std::string &tool) {
+  size_t named = 0;
+  for (const TracedCall &c : t.Calls)
+    named += c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME" && c.Args[1] == "\"" + tool + "\"";
+  return named;
+}
+
 // A copy of the server for one test (see runningServers).
 std::string ownServer(const std::string &dir) {
   fs::create_directories(dir);
@@ -318,12 +327,7 @@ TEST_F(CompileServer, ACrashInCodegenAfterOptInTheSameChildIsCodegenFailed) {
   TraceResult t =
       runTraced(harvestCommand(corpus(), Work / "traced", "--compile_server=on --num_workers=1"), {"prctl"});
   ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
-  size_t optChildren = 0, llcChildren = 0;
-  for (const TracedCall &c : t.Calls) {
-    bool naming = c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME";
-    optChildren += naming && c.Args[1] == "\"opt-22\"";
-    llcChildren += naming && c.Args[1] == "\"llc-22\"";
-  }
+  size_t optChildren = childrenNamed(t, "opt-22"), llcChildren = childrenNamed(t, "llc-22");
   EXPECT_EQ(optChildren, 8u) << t.Raw;
   EXPECT_EQ(llcChildren, 0u) << t.Raw;
 }
@@ -337,12 +341,7 @@ TEST_F(CompileServer, OnlyALargeModuleGetsAnLlcChildOfItsOwn) {
   expectServerEqualsExec(corpus("big-corpus"), "--mode=plugin", "big");
   TraceResult t = runTraced(harvestCommand(corpus("big-corpus"), Work / "traced", "--compile_server=on"), {"prctl"});
   ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
-  size_t optChildren = 0, llcChildren = 0;
-  for (const TracedCall &c : t.Calls) {
-    bool naming = c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME";
-    optChildren += naming && c.Args[1] == "\"opt-22\"";
-    llcChildren += naming && c.Args[1] == "\"llc-22\"";
-  }
+  size_t optChildren = childrenNamed(t, "opt-22"), llcChildren = childrenNamed(t, "llc-22");
   EXPECT_EQ(optChildren, 2u) << t.Raw;
   EXPECT_EQ(llcChildren, 1u) << t.Raw;
 }

@@ -23,16 +23,6 @@ using namespace mlgo::test;
 
 namespace {
 
-std::string twoDecimals(const std::vector<double> &values) {
-  std::string out;
-  char buf[64];
-  for (double v : values) {
-    std::snprintf(buf, sizeof(buf), "%.2f", v);
-    out += std::string(out.empty() ? "" : " ") + buf;
-  }
-  return out;
-}
-
 // llvm-ir2vec-22's "Function: NAME" / " [ v1  v2 ... ]" pairs.
 std::map<std::string, std::string> llvmIr2vec(const std::string &input, const std::string &vocab) {
   CommandResult r = run("llvm-ir2vec-22 embeddings --level=func --ir2vec-vocab-path=" + quote(vocab) + " " + input);

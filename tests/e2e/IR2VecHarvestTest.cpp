@@ -160,6 +160,16 @@ TEST_F(IR2VecHarvest, BadVocabulariesAndMisuseAreClearErrors) {
   r = run(harvestCommand(corpus(), Work / "b", "--ir2vec_vocab=" + quote(broken)));
   EXPECT_EQ(r.ExitCode, 1) << r.Err;
   EXPECT_NE(r.Err.find("no \"Types\" section"), std::string::npos) << r.Err;
+  // Empty sections as opt-22 takes them: an empty Types is refused, an
+  // empty Predicates is not (mlgo-ir2vec train leaves the latter out).
+  writeFile(broken, R"({"Opcodes": {"Ret": [1, 2]}, "Types": {}, "Arguments": {"Constant": [1, 2]}})");
+  r = run(harvestCommand(corpus(), Work / "b2", "--ir2vec_vocab=" + quote(broken)));
+  EXPECT_EQ(r.ExitCode, 1) << r.Err;
+  EXPECT_NE(r.Err.find("section \"Types\" is not a non-empty object"), std::string::npos) << r.Err;
+  std::string noPredicates = Work / "no-predicates.json";
+  writeFile(noPredicates, R"({"Opcodes": {"Ret": [1, 2]}, "Types": {"VoidTy": [1, 0]}, "Arguments": )"
+                          R"({"Constant": [1, 2]}, "Predicates": {}})");
+  mustRun(harvestCommand(corpus(), Work / "b3", "--modules_filter=m1 --ir2vec_vocab=" + quote(noPredicates)));
   r = run(harvestCommand(corpus(), Work / "c", "--ir2vec_vocab=" + quote(Work / "missing.json")));
   EXPECT_NE(r.ExitCode, 0) << r.Err;
   EXPECT_NE(r.Err.find("missing.json"), std::string::npos) << r.Err;

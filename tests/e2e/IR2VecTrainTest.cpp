@@ -240,16 +240,6 @@ std::string llvmMachineEmbedding(const std::string &mir, const std::string &voca
   return joined;
 }
 
-std::string twoDecimals(const std::vector<double> &values) {
-  std::string out;
-  char buf[64];
-  for (double v : values) {
-    std::snprintf(buf, sizeof(buf), "%.2f", v);
-    out += std::string(out.empty() ? "" : " ") + buf;
-  }
-  return out;
-}
-
 class IR2VecTrainMachine : public InlinerCorpusSuite {
 protected:
   void SetUp() override {
@@ -380,4 +370,31 @@ TEST_F(IR2VecTrainMachine, TripletsOfNoKnownLayoutAreAnErrorNamingTheFile) {
       broken("unknown-operand", "5\nADD\t0\nImmediate\t1\nWidget\t2\nPhyReg_GR32\t3\nVirtReg_GR32\t4\n", mirRelations);
   EXPECT_NE(err.find(Work / "unknown-operand/entity2id.txt: line 4: 'Widget': not an operand kind"), std::string::npos)
       << err;
+  // A name that cannot be a JSON key (found by fuzz/openke: the trained
+  // vectors' write threw, and train aborted after all its epochs).
+  err = broken("not-utf8", "3\nAdd\t0\nInteger\xecTy\t1\nRet\t2\n", "2\nType\t0\nNext\t1\n");
+  EXPECT_NE(err.find(Work / "not-utf8/entity2id.txt: line 3: the entity name is not UTF-8"), std::string::npos) << err;
+  // IR2Vec entities without a type: opt-22 refuses an empty Types section
+  // (found by fuzz/openke: train wrote it and harvest-logs refused it).
+  err = broken("no-types", "3\nAdd\t0\nRet\t1\nVariable\t2\n", "2\nType\t0\nNext\t1\n");
+  EXPECT_NE(err.find(Work / "no-types/entity2id.txt: no entity is a type"), std::string::npos) << err;
+  // Without a predicate the section is left out, as IR2Vec allows, and both
+  // opt-22 and harvest-logs' check take the file.
+  dir = Work / "no-predicates";
+  writeFile(dir + "/entity2id.txt", "4\nAdd\t0\nRet\t1\nIntegerTy\t2\nVariable\t3\n");
+  writeFile(dir + "/relation2id.txt", "2\nType\t0\nNext\t1\n");
+  writeFile(dir + "/train2id.txt", "2\n0 2 0\n0 1 1\n");
+  ASSERT_EQ(train(dir, Work / "no-predicates.json").ExitCode, 0);
+  nlohmann::json vocab = nlohmann::json::parse(readFile(Work / "no-predicates.json"));
+  EXPECT_FALSE(vocab.contains("Predicates")) << vocab.dump();
+  writeFile(Work / "add.ll", "define i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n");
+  // opt-22 reports a vocabulary it refuses on stderr and still exits 0.
+  CommandResult opt =
+      run("opt-22 -passes='print<ir2vec>' -disable-output -ir2vec-vocab-path=" + quote(Work / "no-predicates.json") +
+          " " + quote(Work / "add.ll") + " 2>&1");
+  EXPECT_EQ(opt.ExitCode, 0) << opt.Out;
+  EXPECT_NE(opt.Out.find("Function vector"), std::string::npos) << opt.Out;
+  EXPECT_EQ(opt.Out.find("error"), std::string::npos) << opt.Out;
+  // harvest-logs checks the vocabulary before any compile (exit 1 if refused).
+  mustRun(harvestCommand(Corpus, Work / "h", "--ir2vec_vocab=" + quote(Work / "no-predicates.json")));
 }

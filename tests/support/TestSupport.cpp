@@ -1,6 +1,7 @@
 #include "TestSupport.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -145,6 +146,16 @@ void compileC(const std::string &source, const std::string &object, const std::s
   mustRun(std::string(MLGO_CLANG) + " " + flags + " -Xclang -fembed-bitcode=all -c " + quote(src) + " -o " +
           quote(object));
   fs::remove(src);
+}
+
+std::string twoDecimals(const std::vector<double> &values) {
+  std::string out;
+  char buf[64];
+  for (double v : values) {
+    std::snprintf(buf, sizeof(buf), "%.2f", v);
+    out += std::string(out.empty() ? "" : " ") + buf;
+  }
+  return out;
 }
 
 } // namespace mlgo::test

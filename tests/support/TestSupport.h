@@ -83,4 +83,7 @@ inline const std::string NoLeakCheckUnderPtrace = "ASAN_OPTIONS=${ASAN_OPTIONS:+
 /// Compiles C source text to an object with clang-22 and embedded bitcode.
 void compileC(const std::string &source, const std::string &object, const std::string &flags = "-O2");
 
+/// `values` as llvm-ir2vec-22 prints an embedding: two decimals, one space between.
+std::string twoDecimals(const std::vector<double> &values);
+
 } // namespace mlgo::test

@@ -29,9 +29,11 @@ struct VocabularyLayout {
 /// VirtReg_<class>, as llvm-ir2vec-22 entities --mode=mir lists them):
 /// opcodes, then the common operands from Immediate on, then the classes,
 /// keyed without their prefix in PhysicalRegisters and VirtualRegisters.
-/// IR2Vec's otherwise: Opcodes, Types, Arguments, Predicates. An error when
-/// the entities are not in that order, a MIR2Vec section would be empty (it
-/// rejects the file), or relation2id.txt is the other mode's.
+/// IR2Vec's otherwise: Opcodes, Types, Arguments, Predicates (left out when
+/// no entity is a predicate, which IR2Vec allows). An error when the
+/// entities are not in that order, a section the reader requires would be
+/// empty (IR2Vec and MIR2Vec reject the file), an entity name is not UTF-8
+/// (it cannot be a JSON key), or relation2id.txt is the other mode's.
 llvm::Expected<VocabularyLayout> vocabularyLayout(const TripletData &data, llvm::StringRef dir);
 
 /// The trained entity vectors as that JSON, one object per section.
