@@ -298,7 +298,8 @@ def objects(out, clang, llvm_ar):
 
 def tflite_models(out):
     """Policies written by the tests' own model writer (tests/e2e/tflite_models.py),
-    on a handful of inliner and eviction features so the seeds stay small."""
+    on a handful of inliner and eviction features so the seeds stay small: the
+    models for tflite_model, each with its output_spec.json for policy_dir."""
     t = "tflite_model"
     writer = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e", "tflite_models.py")
     inliner = [{"name": n, "type": "int64_t", "shape": [1]} for n in ("callee_basic_block_count", "callsite_height",
@@ -322,8 +323,13 @@ def tflite_models(out):
                 print("make_seeds: no %s model: %s" % (kind, r.stderr.strip().splitlines()[-1:]), file=sys.stderr)
                 continue
             with open(os.path.join(tmp, kind, "model.tflite"), "rb") as f:
-                write(out, t, kind + ".tflite", f.read())
+                model = f.read()
+            write(out, t, kind + ".tflite", model)
+            # policy_dir: the directory's two files in one input.
+            with open(os.path.join(tmp, kind, "output_spec.json"), "rb") as f:
+                write(out, "policy_dir", kind, model + b"\n--output_spec--\n" + f.read())
     write(out, t, "not-a-model", "TFL3 but not really\n")
+    write(out, "policy_dir", "not-a-model", "TFL3\n--output_spec--\n[]")
 
 
 def main():

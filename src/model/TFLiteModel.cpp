@@ -260,6 +260,8 @@ public:
         int earlier = writer[static_cast<size_t>(i)];
         if (earlier == ByCaller)
           throw FlatBufferError{self + ", which is an input of the graph"};
+        if (earlier == static_cast<int>(k)) // this operator, not yet in m.Ops
+          throw FlatBufferError{self + " twice"};
         if (earlier >= 0)
           throw FlatBufferError{self + ", which operator " + std::to_string(earlier) + " (" +
                                 builtinName(m.Ops[static_cast<size_t>(earlier)].Code) + ") writes too"};

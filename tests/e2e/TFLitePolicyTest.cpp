@@ -435,6 +435,9 @@ TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
            {"malformed-shared-output", "operator 3 (ADD) writes tensor 'grid', which operator 2 (ADD) writes too"},
            {"malformed-two-writers",
             "operator 2 (MUL) writes tensor 'inlining_decision:0', which operator 1 (ADD) writes too"},
+           // One operator listing its output twice: the message once read the
+           // operator it was still building (a null operator name).
+           {"malformed-output-twice", "operator 1 (ADD) writes tensor 'inlining_decision:0' twice"},
            // 1024 tensors naming one 1 MiB string: a 1 MB file, 1 GiB of names once copied.
            {"malformed-shared-names", "need more than 64 MiB together"},
            {"malformed-tile-overflow", "dimension 0 (2) times the multiple 4611686018427387904 overflows"},

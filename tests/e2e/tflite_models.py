@@ -516,6 +516,10 @@ def malformed(kind, features, rng):
         sum_op = g.ops[-1]
         g.ops.append({"op": "MUL", "ins": sum_op["ins"], "outs": sum_op["outs"], "options": [(0, "i8", 0)]})
         return g, s
+    if kind == "output-twice":  # one operator naming its output tensor twice (found by fuzz/policy_dir)
+        g, s = constant1(features, rng)
+        g.ops[-1]["outs"] = g.ops[-1]["outs"] * 2
+        return g, s
     if kind == "wrong-decision-name":  # entry 0 is not the inliner's decision
         g, s = constant1(features, rng)
         return g, [spec("index_to_evict", "inlining_decision:0", "int64_t", [1])]
