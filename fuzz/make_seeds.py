@@ -294,6 +294,18 @@ def objects(out, clang, llvm_ar):
         with open(archive, "rb") as f:
             write(out, t, "lib.a", f.read())
     write(out, t, "not-an-object", "hello\n")
+    # bitcode: plain, with a ThinLTO summary, and a wrapper header (Darwin).
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "m.c")
+        with open(src, "w") as f:
+            f.write("static int g(int x) { return x * 3; }\nint f(int x) { return g(x) + 1; }\n")
+        for name, flags in {"plain.bc": ["-emit-llvm", "-O2"], "thin.bc": ["-flto=thin", "-O2"],
+                            "wrapper.bc": ["-emit-llvm", "-target", "arm64-apple-macos"]}.items():
+            bc = os.path.join(tmp, name)
+            subprocess.run([clang, "-c", src, "-o", bc] + flags, check=True)
+            with open(bc, "rb") as f:
+                write(out, "bitcode", name, f.read())
+    write(out, "bitcode", "magic-only", b"BC\xc0\xde")
 
 
 def tflite_models(out):

@@ -18,7 +18,7 @@ seconds=${2:-60}
 build_dir=${MLGO_FUZZ_BUILD_DIR:-$root/build-sanitize}
 targets=(compile_commands linker_params aquery corpus_description object_sections llvmcmd shell_words training_log
   tfrecord journal harvest_journal tflite_model baseline_cache decision_sites ir2vec_vocab mir2vec_vocab openke
-  policy_dir)
+  policy_dir bitcode)
 if [ "$which" != all ]; then
   printf '%s\n' "${targets[@]}" | grep -qx "$which" || { echo "fuzz: unknown target '$which' (one of: ${targets[*]})" >&2; exit 2; }
   targets=("$which")

@@ -64,12 +64,13 @@ TEST(ExtractTrust, DistributedThinLTOIndexMustBeAnIndexInsideTheBuildDirectory) 
   // name -> the -fthinlto-index value embedded in its command line
   std::vector<std::pair<std::string, std::string>> objects = {
       {"good", "m.o.thinlto.bc"},     {"absolute", outside + "/passwd"}, {"dotdot", "../outside/dotdot.thinlto.bc"},
-      {"symlink", "link.thinlto.bc"}, {"notindex", "plain.thinlto.bc"},
+      {"symlink", "link.thinlto.bc"}, {"notindex", "plain.thinlto.bc"},  {"recursive", "recursive.thinlto.bc"},
   };
   writeFile(outside + "/passwd", realIndex);
   writeFile(outside + "/dotdot.thinlto.bc", realIndex);
   writeFile(build + "/link.thinlto.bc", realIndex);
   writeFile(build + "/plain.thinlto.bc", realIndex);
+  writeFile(build + "/recursive.thinlto.bc", realIndex);
   std::string entries;
   for (const auto &[name, index] : objects) {
     std::string cmd = Clang + " -O2 -c -x ir m.o -fthinlto-index=" + index + " -o native/" + name +
@@ -87,12 +88,19 @@ TEST(ExtractTrust, DistributedThinLTOIndexMustBeAnIndexInsideTheBuildDirectory) 
   fs::remove(build + "/link.thinlto.bc");
   fs::create_symlink(outside + "/linked", build + "/link.thinlto.bc");
   mustRun(Clang + " -O2 -c -emit-llvm b.c -o plain.thinlto.bc", build);
+  // A summary that sends libLLVM 22's summary reader into unbounded
+  // recursion (found by fuzz/bitcode): reading it overflowed extract-ir's
+  // stack, and the whole run died.
+  fs::copy_file(std::string(MLGO_SOURCE_DIR) + "/fuzz/regressions/bitcode/summary-recursion-overflows-the-stack.bc",
+                build + "/recursive.thinlto.bc", fs::copy_options::overwrite_existing);
 
   std::string out = work / "out";
   CommandResult r = run(ExtractIr + " --input=" + quote(work / "cc.json") +
                         " --thinlto_build=distributed --output_dir=" + quote(out));
   ASSERT_EQ(r.ExitCode, 0) << r.Err; // per-module failures, not a failed job
-  EXPECT_EQ(corpusModules(out), (std::vector<std::string>{"native/good.o"}));
+  // The recursive summary is bitcode with a summary as far as the check
+  // reads: it is copied, and a compile that reads it is isolated.
+  EXPECT_EQ(corpusModules(out), (std::vector<std::string>{"native/good.o", "native/recursive.o"}));
   EXPECT_EQ(readFile(out + "/native/good.o.thinlto.bc"), realIndex);
   EXPECT_FALSE(containsBytes(out, "secret-from-outside-the-build")) << "a file outside the build was copied";
   nlohmann::json report = reportOf(out, "extract_ir");
