@@ -17,12 +17,16 @@
 #   plugin+server, interactive+server: the same with --compile_server=on
 #                 (opt and llc run in warm children of mlgo-compile-server)
 # and prints each one's ratio to the baseline, decisions per second, the
-# harvester's own peak RSS and the largest compile server's. Two more rows
+# harvester's own peak RSS and the largest compile server's. Three more rows
 # say how far a server can go on this machine: "start-up only" runs the
-# baseline's processes on an empty module (start-up is all they do), and
-# "plugin floor" is the plugin harvest minus that: the harvest with no
-# start-up at all, which no server beats (a server removes start-up, not
-# the compile, and the advisor's own work comes on top of opt's).
+# baseline's processes on an empty module (start-up is all they do);
+# "read-back" is what llc spends reading and verifying opt's bitcode
+# (opt-22 -passes=verify on each optimized module, minus the same on an
+# empty one), which a server's one-child opt-then-llc also saves; and
+# "compile floor" is plain opt+llc minus both: the compiling itself, which
+# no server removes. A harvest does all of it and the advisor's own work on
+# top (its features and logs), so no harvest, with or without a server,
+# goes below the floor by more than the rounds' noise.
 # MLGO_BENCH_CXX_N sets the C++ corpus' size (default: N).
 # A regalloc row follows: N optimized modules with high register pressure,
 # plain llc-22 -O2 against harvest-logs --problem=regalloc-evict
@@ -84,6 +88,10 @@ startup_only() { # DIR: plain_inliner's processes, each on an empty module: what
   (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
     'b=$(basename "$1" .bc); opt-22 "-passes=default<Oz>" startup/empty.bc -o startup/$b.opt.bc && llc-22 -O2 -filetype=obj startup/$b.opt.bc -o startup/$b.o' _ {})
 }
+readback() { # DIR [EMPTY]: opt-22 reading and verifying each of plain_inliner's optimized modules (or, with EMPTY, an empty module as often)
+  (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c \
+    'b=$(basename "$1" .bc); m=plain/$b.opt.bc; [ -n "$2" ] && m=startup/empty.bc; opt-22 -passes=verify -disable-output "$m"' _ {} "${2:-}")
+}
 plain_llc() { # DIR
   rm -rf "$1/plain" && mkdir -p "$1/plain"
   (cd "$1" && ls corpus/*.bc | xargs -P2 -I{} sh -c 'llc-22 -O2 -filetype=obj "$1" -o plain/$(basename "$1" .bc).o' _ {})
@@ -102,10 +110,12 @@ for n in "${sizes[@]}"; do
     zstd) generate_zstd "$dir" || continue ;;
     cxx) generate_cxx "$m" "$dir" ;;
     esac
-    plain=() startup=() interactive=() plugin=() iserver=() pserver=()
+    plain=() startup=() reads=() reads0=() interactive=() plugin=() iserver=() pserver=()
     for ((r = 0; r < rounds; r++)); do
       plain+=("$(timed plain_inliner "$dir")")
       startup+=("$(timed startup_only "$dir")")
+      reads+=("$(timed readback "$dir")")
+      reads0+=("$(timed readback "$dir" empty)")
       interactive+=("$(timed harvest "$dir" interactive --mode=interactive --compile_server=off)")
       plugin+=("$(timed harvest "$dir" plugin --mode=plugin --compile_server=off)")
       iserver+=("$(timed harvest "$dir" interactive-server --mode=interactive --compile_server=on)")
@@ -117,11 +127,13 @@ for n in "${sizes[@]}"; do
     row "inliner/$kind" "$m" interactive+server "$(median "${iserver[@]}")" "$base" "$dir/interactive-server"
     row "inliner/$kind" "$m" plugin "$(median "${plugin[@]}")" "$base" "$dir/plugin"
     row "inliner/$kind" "$m" plugin+server "$(median "${pserver[@]}")" "$base" "$dir/plugin-server"
-    # What no server can beat: the baseline's start-ups cost `startup`, so
-    # the plugin harvest without any start-up at all would take plugin - startup.
+    # What no server removes: plain opt+llc without its start-ups and
+    # without llc's reading back of opt's output.
     up=$(median "${startup[@]}")
+    back=$(echo "$(median "${reads[@]}") - $(median "${reads0[@]}")" | bc -l)
     row "inliner/$kind" "$m" "start-up only" "$up" "$base"
-    row "inliner/$kind" "$m" "plugin floor" "$(echo "$(median "${plugin[@]}") - $up" | bc -l)" "$base"
+    row "inliner/$kind" "$m" "read-back" "$back" "$base"
+    row "inliner/$kind" "$m" "compile floor" "$(echo "$base - $up - $back" | bc -l)" "$base"
     for f in "$dir"/plugin/logs/*.log; do # every mode's logs are the same bytes
       for other in interactive interactive-server plugin-server; do
         cmp -s "$f" "$dir/$other/logs/${f##*/}" || { echo "bench: ${f##*/} differs in $other" >&2; exit 1; }
