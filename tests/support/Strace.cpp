@@ -193,6 +193,16 @@ std::vector<TracedCall> parseStrace(const std::string &trace) {
       rest.erase(0, 1);
     if (rest.rfind("---", 0) == 0 || rest.rfind("+++", 0) == 0)
       continue; // a signal or an exit
+    // strace let go of the thread inside this call (it was exiting, or
+    // strace could not tell the call: "???"): the call never returned.
+    const std::string detached = " <detached ...>";
+    bool wasDetached =
+        rest.size() >= detached.size() && rest.compare(rest.size() - detached.size(), detached.size(), detached) == 0;
+    if (wasDetached) {
+      rest.erase(rest.size() - detached.size());
+      if (rest.rfind("\?\?\?(", 0) == 0)
+        continue;
+    }
     std::string text;
     TracedCall *call = nullptr;
     if (rest.rfind("<... ", 0) == 0) { // "<... write resumed>rest) = 3"
@@ -230,13 +240,13 @@ std::vector<TracedCall> parseStrace(const std::string &trace) {
     size_t open = text.find('(');
     size_t close = argumentsEnd(text);
     if (close == std::string::npos || close < open) {
-      if (text.find(") = ?") == std::string::npos && text.rfind(" = ?") == std::string::npos)
+      if (!wasDetached && text.find(") = ?") == std::string::npos && text.rfind(" = ?") == std::string::npos)
         ADD_FAILURE() << "strace: cannot parse: " << line;
       close = text.rfind(')');
     }
     call->Args = splitArguments(text.substr(open + 1, (close == std::string::npos ? text.size() : close) - open - 1));
     call->Result = parseResult(text);
-    call->Finished = text.rfind(" = ?") == std::string::npos;
+    call->Finished = !wasDetached && text.rfind(" = ?") == std::string::npos;
     fillDerived(*call);
   }
   // Calls a process was inside when it was killed or exited.

@@ -50,4 +50,27 @@ TEST(StraceParse, JoinsUnfinishedAndResumedCalls) {
   EXPECT_FALSE(calls[3].Finished);
 }
 
+// strace lets go of a thread it cannot follow any more (the process is
+// exiting while the thread sits in a call, or strace could not tell the
+// call): "<detached ...>" ends that call, named or "???". Seen in CI: the
+// parser failed the test that traced it.
+TEST(StraceParse, DetachedCallsEndUnfinished) {
+  auto calls = parseStrace("20 write(3</l>, \"ab\", 2) = 2\n"
+                           "21 \?\?\?( <detached ...>\n"
+                           "22 fdatasync(3</l> <detached ...>\n"
+                           "23 fsync(4</d> <unfinished ...>\n"
+                           "23 <... fsync resumed> <detached ...>\n"
+                           "20 close(3</l>) = 0\n");
+  ASSERT_EQ(calls.size(), 4u) << "a call strace could not name is no call";
+  EXPECT_EQ(calls[0].Name, "write");
+  EXPECT_EQ(calls[1].Name, "fdatasync");
+  EXPECT_EQ(calls[1].FdPath, "/l");
+  EXPECT_FALSE(calls[1].Finished);
+  EXPECT_EQ(calls[2].Name, "fsync");
+  EXPECT_EQ(calls[2].FdPath, "/d");
+  EXPECT_FALSE(calls[2].Finished);
+  EXPECT_EQ(calls[3].Name, "close");
+  EXPECT_TRUE(calls[3].Finished);
+}
+
 } // namespace
