@@ -73,6 +73,23 @@ def llvmcmd(out):
     write(out, t, "empty-fields", "\0\0-O3\0")
 
 
+def command_line_screen(out):
+    t = "command_line_screen"
+    nul = lambda *args: "".join(a + "\0" for a in args)
+    write(out, t, "cc1", nul("-cc1", "-triple", "x86_64-pc-linux-gnu", "-Oz", "-emit-obj", "-mllvm",
+                             "-inline-threshold=10", "-dependency-file", "x.d", "-ivfsoverlay", "/o.yaml"))
+    write(out, t, "driver", nul("-Oz", "-g", "-fno-omit-frame-pointer", "-MD"))
+    write(out, t, "response-file", nul("-cc1", "-main-file-name", "@/tmp/x.rsp"))
+    write(out, t, "response-file-driver", nul("-O2", "-isystem", "@/tmp/x.rsp"))
+    write(out, t, "wl-plugin", nul("-O2", "-Wl,-plugin,/tmp/x.so"))
+    write(out, t, "xlinker", nul("-O2", "-Xlinker", "-plugin", "-Xlinker", "/tmp/x.so"))
+    write(out, t, "mllvm-exec", nul("-cc1", "-mllvm", "-exec-on-ir-change=/bin/true"))
+    write(out, t, "mllvm-joined", nul("-O2", "-mllvm=-attributor-view-dep-graph"))
+    write(out, t, "xclang-mllvm", nul("-O2", "-Xclang", "-mllvm", "-Xclang", "-pgo-view-counts=graph"))
+    write(out, t, "config", nul("-O2", "--config=/tmp/x.cfg", "-ccc-install-dir", "/tmp"))
+    write(out, t, "two-jobs", nul("-O2", "-fno-integrated-as", "-save-temps"))
+
+
 def shell_words(out):
     t = "shell_words"
     write(out, t, "quotes", "clang -c 'a b.c' \"x\\\"y\" c\\ d -o out.o")
@@ -350,7 +367,7 @@ def main():
     p.add_argument("--clang", default="clang-22")
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
-    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, shell_words, training_log,
+    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, shell_words, training_log,
                  tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
                  mir2vec_vocab, openke):
         make(a.out)

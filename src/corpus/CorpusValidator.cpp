@@ -44,7 +44,8 @@ std::string badNameReason(const std::string &name) {
   return "";
 }
 
-ModuleCheck checkModule(const std::string &dir, const std::string &name, bool needCmd, bool needIndex) {
+ModuleCheck checkModule(const std::string &dir, const std::string &name, bool needCmd, bool needIndex,
+                        const std::string &clangPath) {
   ModuleCheck check;
   check.Facts.Name = name;
   auto problem = [&](const char *code, std::string detail) {
@@ -82,12 +83,14 @@ ModuleCheck checkModule(const std::string &dir, const std::string &name, bool ne
         problem("cmd_not_utf8", name + ".cmd is not UTF-8 (ml-compiler-opt reads it as text)");
       if (fields.empty() || fields.front() != "-cc1")
         problem("cmd_not_cc1", name + ".cmd does not start with -cc1");
-      // A well-formed line is screened as harvest-logs screens it (a
-      // malformed one already has its problem).
+      // Screened as harvest-logs screens the line it would run (a driver
+      // line too, through the cc1 job it makes).
       std::vector<std::string> args(fields.begin(), fields.end());
-      if (check.Problems.empty())
-        if (auto why = unsafeCommandLineFlag(dropHarvestFlags(args)))
-          problem("unsafe_command_line", name + ".cmd: " + *why);
+      auto line = screenedCompileLine(dropHarvestFlags(args), name + ".cmd", clangPath, base + ".bc");
+      if (!line)
+        llvm::handleAllErrors(line.takeError(), [&](const UnsafeCommandLineError &e) {
+          problem("unsafe_command_line", name + ".cmd: " + e.Flag);
+        });
       if (needIndex) {
         size_t indexOptions = 0;
         for (llvm::StringRef f : fields)
@@ -107,7 +110,7 @@ ModuleCheck checkModule(const std::string &dir, const std::string &name, bool ne
 
 } // namespace
 
-CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
+CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers, const std::string &clangPath) {
   CorpusValidation v;
   v.Directory = dir.str();
   auto description = readCorpusDescription(dir);
@@ -133,8 +136,12 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
     else if (*override == nlohmann::ordered_json::array({"<UNSPECIFIED>"}))
       v.Problems.push_back({"override_unspecified", "",
                             "global_command_override is still [\"<UNSPECIFIED>\"]: replace it with the link's flags"});
-    else if (auto why = unsafeCommandLineFlag(override->get<std::vector<std::string>>()))
-      v.Problems.push_back({"unsafe_command_line", "", "global_command_override: " + *why});
+    else if (auto line = screenedCompileLine(override->get<std::vector<std::string>>(), "global_command_override",
+                                             clangPath, joinPath(dir, "module.bc"));
+             !line)
+      llvm::handleAllErrors(line.takeError(), [&](const UnsafeCommandLineError &e) {
+        v.Problems.push_back({"unsafe_command_line", "", "global_command_override: " + e.Flag});
+      });
   }
   if (description->Modules.empty())
     v.Problems.push_back({"modules_empty", "", "the corpus lists no module; ml-compiler-opt cannot use it"});
@@ -157,8 +164,9 @@ CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers) {
   unsigned threads = workers ? workers : std::max(1u, std::thread::hardware_concurrency());
   tbb::task_arena arena(static_cast<int>(threads));
   arena.execute([&] {
-    tbb::parallel_for(size_t(0), names.size(),
-                      [&](size_t i) { checks[i] = checkModule(v.Directory, names[i], !v.HasOverride, v.HasThinLTO); });
+    tbb::parallel_for(size_t(0), names.size(), [&](size_t i) {
+      checks[i] = checkModule(v.Directory, names[i], !v.HasOverride, v.HasThinLTO, clangPath);
+    });
   });
   std::map<std::pair<uint64_t, uint64_t>, std::vector<std::string>> byContent;
   for (ModuleCheck &check : checks) {

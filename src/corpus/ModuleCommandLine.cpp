@@ -1,6 +1,8 @@
 #include "mlgo/corpus/ModuleCommandLine.h"
 
 #include "mlgo/corpus/CommandLineSection.h"
+#include "mlgo/corpus/DriverJob.h"
+#include "mlgo/corpus/InertLlvmOptions.h"
 
 #include "clang/Options/Options.h"
 #include "llvm/ADT/StringMap.h"
@@ -10,7 +12,6 @@
 #include "llvm/Option/Option.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlgo {
@@ -34,6 +35,13 @@ const FlagRule Rules[] = {
     {"-B", C::LoadsCode},            // driver: where it finds the programs it runs
     {"--ld-path=", C::LoadsCode},    // driver
     {"-fuse-ld=", C::LoadsCode},     // driver
+    // The driver's own set-up: options from another file, another install
+    // directory (whose programs it runs), another option syntax.
+    {"--config=", C::DriverSetup},
+    {"--config-system-dir=", C::DriverSetup},
+    {"--config-user-dir=", C::DriverSetup},
+    {"-ccc-install-dir", C::DriverSetup},
+    {"--driver-mode=", C::DriverSetup},
     // Files written other than our object.
     {"-o", C::WritesFile},
     {"-stats-file=", C::WritesFile},
@@ -66,6 +74,11 @@ const FlagRule Rules[] = {
     {"-dependency-file", C::Dropped},
     {"-coverage-notes-file=", C::Dropped},
     {"-ftime-trace=", C::Dropped},
+    // VFS overlays remap header paths, which an IR compile never looks up;
+    // all they could do is make clang read another file (and quote it in an
+    // error that lands in the journal).
+    {"-ivfsoverlay", C::Dropped},
+    {"-vfsoverlay", C::Dropped},
     // Inputs.
     {"-ast-merge", C::ReadsInput},
     {"-c-isystem", C::ReadsInput},
@@ -74,7 +87,7 @@ const FlagRule Rules[] = {
     {"--embed-dir=", C::CopiesFile},
     {"--extract-api-ignores=", C::ReadsInput},
     {"-fcuda-include-gpubinary", C::CopiesFile},
-    {"-fembed-offload-object=", C::ReadsInput},
+    {"-fembed-offload-object=", C::CopiesFile}, // embeds the file's bytes in the object
     {"-fmemory-profile-use=", C::ReadsInput},
     {"-fmodule-file=", C::ReadsInput},
     {"-fmodule-map-file=", C::ReadsInput},
@@ -111,7 +124,6 @@ const FlagRule Rules[] = {
     {"-iquote", C::ReadsInput},
     {"-isysroot", C::ReadsInput},
     {"-isystem", C::ReadsInput},
-    {"-ivfsoverlay", C::ReadsInput},
     {"-iwithprefixbefore", C::ReadsInput},
     {"-iwithprefix", C::ReadsInput},
     {"-iwithsysroot", C::ReadsInput},
@@ -122,7 +134,6 @@ const FlagRule Rules[] = {
     {"-objcxx-isystem", C::ReadsInput},
     {"-remap-file", C::ReadsInput},
     {"-resource-dir", C::ReadsInput},
-    {"-vfsoverlay", C::ReadsInput},
     {"-code-completion-at", C::ReadsInput},
     // Paths that are only text: embedded in the object, or used by the
     // compiled program when it runs (never by the compiler).
@@ -263,28 +274,26 @@ std::vector<std::string> dropHarvestFlags(llvm::ArrayRef<std::string> args) {
 }
 
 std::optional<std::string> unsafeLlvmOption(llvm::StringRef value) {
+  if (value.starts_with("@"))
+    return "-mllvm " + value.str() + " (a response file: LLVM would read options from it)";
   llvm::StringRef name = value.ltrim('-').split('=').first;
-  if (name.empty())
+  if (name.empty() || !value.starts_with("-"))
     return "-mllvm '" + value.str() + "' is not an LLVM option";
-  auto &options = llvm::cl::getRegisteredOptions();
-  auto it = options.find(name);
-  if (it == options.end())
+  if (!isInertLlvmOption(name))
+    return "-mllvm " + value.str() + " (" + name.str() +
+           " is not on the reviewed list of LLVM options a corpus may set: src/corpus/InertLlvmOptions.cpp)";
+  if (!llvm::cl::getRegisteredOptions().count(name))
     return "-mllvm " + value.str() + ": not an option of this LLVM (" + name.str() + ")";
-  const llvm::cl::Option &option = *it->second;
-  // LLVM names file-taking options by their value or help text; -view-*
-  // options start a graph viewer program.
-  static const llvm::Regex FileTaking(
-      "(^|[^a-z])(file|files|filename|path|paths|dir|directory|directories|plugin|load|dsopath)([^a-z]|$)",
-      llvm::Regex::IgnoreCase);
-  std::string described = (option.ArgStr + " " + option.ValueStr + " " + option.HelpStr).str();
-  if (FileTaking.match(described) || name.starts_with("view-") || name.ends_with("-file") || name.ends_with("-dir") ||
-      name.ends_with("-path") || name.ends_with("-output"))
-    return "-mllvm " + value.str() +
-           " (an LLVM option that takes a file, path or plugin: " + option.HelpStr.take_front(120).str() + ")";
   return std::nullopt;
 }
 
 std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> args) {
+  // clang's main expands every argument that starts with '@' (a value of a
+  // separate option too) before it parses anything: the screen would see
+  // another line than the one that runs.
+  for (const std::string &arg : args)
+    if (llvm::StringRef(arg).starts_with("@"))
+      return arg + " (a response file: clang would read more arguments from it)";
   ParsedLine p = parse(args);
   bool cc1 = isCc1(args);
   std::vector<std::string> passedOn = {"-cc1"};
@@ -316,6 +325,8 @@ std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> arg
       return spelled + " (" + name + " writes a file outside the module's work directory)";
     if (rule->second == FlagClass::CopiesFile)
       return spelled + " (" + name + " puts another file's contents into the object)";
+    if (rule->second == FlagClass::DriverSetup)
+      return spelled + " (" + name + " changes which programs or options clang's driver uses)";
   }
   if (auto rule = ruleMap().find(missingValueOption(p, cc1)); rule != ruleMap().end()) {
     std::string spelled = p.Argv[p.MissingIndex];
@@ -325,6 +336,8 @@ std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> arg
       return spelled + " (" + rule->first().str() + " writes a file outside the module's work directory)";
     if (rule->second == FlagClass::CopiesFile)
       return spelled + " (" + rule->first().str() + " puts another file's contents into the object)";
+    if (rule->second == FlagClass::DriverSetup)
+      return spelled + " (" + rule->first().str() + " changes which programs or options clang's driver uses)";
   }
   if (passedOn.size() > 1)
     if (auto why = unsafeCommandLineFlag(passedOn))
@@ -343,6 +356,21 @@ llvm::Error screenCommandLine(llvm::ArrayRef<std::string> args, llvm::StringRef 
   if (auto why = unsafeCommandLineFlag(args))
     return llvm::make_error<UnsafeCommandLineError>(source.str(), *why);
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::string>> screenedCompileLine(llvm::ArrayRef<std::string> args, llvm::StringRef source,
+                                                             llvm::StringRef clangPath, llvm::StringRef input) {
+  if (llvm::Error e = screenCommandLine(args, source))
+    return std::move(e);
+  if (isCc1(args))
+    return args.vec();
+  auto cc1 = cc1LineOfDriverLine(args, clangPath, input);
+  if (!cc1)
+    return llvm::make_error<UnsafeCommandLineError>(source.str(), llvm::toString(cc1.takeError()));
+  std::vector<std::string> line = dropHarvestFlags(*cc1);
+  if (auto why = unsafeCommandLineFlag(line))
+    return llvm::make_error<UnsafeCommandLineError>(source.str(), "the driver line's cc1 job has " + *why);
+  return line;
 }
 
 llvm::Expected<std::vector<std::string>> readModuleCommandLine(llvm::StringRef cmdPath) {

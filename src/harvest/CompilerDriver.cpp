@@ -121,6 +121,10 @@ ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem,
       commands.Compile.insert(commands.Compile.end(), {"-opt-record-file", commands.Remarks, "-opt-record-passes",
                                                        "regalloc", "-opt-record-format", "yaml"});
     commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+    // A driver line (trusted: the screen runs others as their cc1 job)
+    // compiles only: without -c the driver would also run the linker.
+    if (inputs.CommandLine.empty() || inputs.CommandLine.front() != "-cc1")
+      commands.Compile.push_back("-c");
     commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
     return commands;
   }

@@ -250,25 +250,32 @@ private:
         return llvm::createStringError("the corpus' global_command_override is %s: it must be the command line "
                                        "every module is compiled with",
                                        override->dump().c_str());
-      in.CommandLine = override->get<std::vector<std::string>>();
-      if (llvm::Error e = screened(in.CommandLine, "global_command_override"))
-        return e;
+      auto line = screened(override->get<std::vector<std::string>>(), "global_command_override", in.Bitcode);
+      if (!line)
+        return line.takeError();
+      in.CommandLine = std::move(*line);
       return in;
     }
     std::string cmdPath = joinPath(Options.CorpusDir, module + ".cmd");
     auto args = readModuleCommandLine(cmdPath);
     if (!args)
       return args.takeError();
-    in.CommandLine = std::move(*args);
-    if (llvm::Error e = screened(in.CommandLine, cmdPath))
-      return e;
+    auto line = screened(*args, cmdPath, in.Bitcode);
+    if (!line)
+      return line.takeError();
+    in.CommandLine = std::move(*line);
     return in;
   }
 
-  // A corpus' command line is clang's argv: refused when it loads code or
-  // writes files, unless the user trusts the corpus (docs/security.md).
-  llvm::Error screened(const std::vector<std::string> &args, const std::string &source) const {
-    return Options.TrustCorpusCommands ? llvm::Error::success() : screenCommandLine(args, source);
+  // A corpus' command line is clang's argv: refused when it loads code,
+  // writes or copies files or is off the -mllvm allow-list, and a driver
+  // line runs as the one cc1 job it makes, unless the user trusts the corpus
+  // (docs/security.md).
+  llvm::Expected<std::vector<std::string>> screened(std::vector<std::string> args, const std::string &source,
+                                                    const std::string &bitcode) const {
+    if (Options.TrustCorpusCommands)
+      return args;
+    return screenedCompileLine(args, source, Options.Compiler.Clang, bitcode);
   }
 
   CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName,

@@ -146,19 +146,36 @@ TEST_F(CorpusValidator, MissingCmd) {
 TEST_F(CorpusValidator, CmdNotNulSeparated) {
   makeSound();
   writeFile(Dir / "a.cmd", "-cc1 -O2\n");
-  EXPECT_EQ(codes(), (Codes{"cmd_not_nul_separated:a", "cmd_not_cc1:a"}));
+  // harvest-logs would run it (as one driver argument, '-cc1 -O2\n'): screened too.
+  EXPECT_EQ(codes(), (Codes{"cmd_not_nul_separated:a", "cmd_not_cc1:a", "unsafe_command_line:a"}));
 }
 
 TEST_F(CorpusValidator, CmdNotCc1) {
   makeSound();
   writeFile(Dir / "a.cmd", std::string("clang\0-O2\0", 10));
-  EXPECT_EQ(codes(), Codes{"cmd_not_cc1:a"});
+  // 'clang' would be a second input file to the compile harvest-logs runs.
+  EXPECT_EQ(codes(), (Codes{"cmd_not_cc1:a", "unsafe_command_line:a"}));
+  writeFile(Dir / "a.cmd", std::string("-O2\0", 4));
+  EXPECT_EQ(codes(), Codes{"cmd_not_cc1:a"}) << "a driver line whose cc1 job is safe";
+}
+
+// Issue 33 #2: validate-corpus screens the line harvest-logs would run, a
+// driver line as its cc1 job, with the same verdict.
+TEST_F(CorpusValidator, DriverLinesAreScreenedAsTheCc1JobTheyMake) {
+  makeSound();
+  for (std::string line :
+       {std::string("-O2\0--config=/tmp/evil.cfg\0", 27),
+        std::string("-O2\0-mllvm\0-exec-on-ir-change=/tmp/evil\0", 40),
+        std::string("-O2\0-isystem\0@/tmp/evil.rsp\0", 28), std::string("-O2\0-fno-integrated-as\0", 23)}) {
+    writeFile(Dir / "a.cmd", line);
+    EXPECT_EQ(codes(), (Codes{"cmd_not_cc1:a", "unsafe_command_line:a"})) << line;
+  }
 }
 
 TEST_F(CorpusValidator, CmdNotUtf8) {
   makeSound();
   writeFile(Dir / "a.cmd", std::string("-cc1\0\xff\0", 7));
-  EXPECT_EQ(codes(), Codes{"cmd_not_utf8:a"});
+  EXPECT_EQ(codes(), (Codes{"cmd_not_utf8:a", "unsafe_command_line:a"}));
 }
 
 TEST_F(CorpusValidator, ThinLTOIndexFileAndOption) {

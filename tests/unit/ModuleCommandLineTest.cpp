@@ -2,6 +2,7 @@
 // (issue 20 #5) and the screening of flags that load code or write files
 // (issue 20 #1), checked against clang-22's own option table.
 #include "mlgo/corpus/ModuleCommandLine.h"
+#include "mlgo/corpus/InertLlvmOptions.h"
 
 #include "support/TestSupport.h"
 
@@ -169,6 +170,127 @@ TEST(CommandLineScreen, UnknownOptionsExtraInputsAndLlvmFileOptionsAreRefused) {
   expectUnsafe({"-cc1", "-mllvm", "-training-log=/home/u/x"}, "-training-log");
   EXPECT_EQ(unsafeLlvmOption("-inline-threshold=100"), std::nullopt);
   EXPECT_EQ(unsafeLlvmOption("-enable-ml-inliner=release"), std::nullopt);
+}
+
+// Issue 33 #1: a word filter over help texts let options through that run a
+// program after every pass or start a viewer; only reviewed options pass.
+TEST(CommandLineScreen, LlvmOptionsThatRunProgramsOrViewersAreRefused) {
+  for (const char *value : {"-exec-on-ir-change=/tmp/evil", "-executor=/tmp/evil", "-attributor-view-dep-graph",
+                            "-pgo-view-counts=graph", "-fs-viewbfi-after", "-dfa-jump-view-cfg-before",
+                            "-x86-lvi-load-opt-plugin=/tmp/evil.so", "-sample-profile-file=/home/u/secret"}) {
+    SCOPED_TRACE(value);
+    EXPECT_NE(unsafeLlvmOption(value), std::nullopt);
+    expectUnsafe({"-cc1", "-O2", "-mllvm", value}, value);
+    expectUnsafe({"-O2", "-mllvm", value}, value);                       // driver line
+    expectUnsafe({"-O2", std::string("-mllvm=") + value}, value);        // joined alias
+    expectUnsafe({"-O2", "-Xclang", "-mllvm", "-Xclang", value}, value); // passed on to cc1
+  }
+  expectUnsafe({"-cc1", "-mllvm", "inline-threshold=5"}, "not an LLVM option"); // a positional of LLVM's
+  expectUnsafe({"-cc1", "-mllvm", "--"}, "not an LLVM option");
+}
+
+// The screen accepts exactly the reviewed list, and every name on it is an
+// option of the libLLVM we link (a typo would hide nothing, but a renamed
+// option must be reviewed again).
+TEST(CommandLineScreen, MllvmAcceptsOnlyTheReviewedOptions) {
+  std::set<std::string> reviewed;
+  for (llvm::StringRef name : inertLlvmOptions())
+    reviewed.insert(name.str());
+  EXPECT_GT(reviewed.size(), 100u);
+  auto &registered = llvm::cl::getRegisteredOptions();
+  EXPECT_GT(registered.size(), 2000u); // the walk sees all of libLLVM's options
+  std::set<std::string> accepted;
+  for (const auto &entry : registered) {
+    std::string name = entry.first.str();
+    if (!unsafeLlvmOption("-" + name) || !unsafeLlvmOption("-" + name + "=1"))
+      accepted.insert(name);
+  }
+  std::set<std::string> unreviewed, unregistered;
+  for (const std::string &name : accepted)
+    if (!reviewed.count(name))
+      unreviewed.insert(name);
+  for (const std::string &name : reviewed)
+    if (!registered.count(name))
+      unregistered.insert(name);
+  EXPECT_TRUE(unreviewed.empty()) << "accepted, not reviewed: " << ::testing::PrintToString(unreviewed);
+  EXPECT_TRUE(unregistered.empty()) << "reviewed, not an option of libLLVM 22: "
+                                    << ::testing::PrintToString(unregistered);
+  EXPECT_EQ(accepted, reviewed);
+}
+
+// Issue 33 #2: clang's main expands any argument that starts with '@', a
+// separate option's value included, before it parses: never screened unseen.
+TEST(CommandLineScreen, ResponseFilesAreRefusedWhereverTheyStand) {
+  expectUnsafe({"-cc1", "-O2", "-main-file-name", "@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-cc1", "@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-O2", "-isystem", "@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-O2", "-Xclang", "@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-O2", "-Xclang=@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-cc1", "-mllvm", "@/tmp/evil.rsp"}, "response file");
+  expectUnsafe({"-O2", "-mllvm=@/tmp/evil.rsp"}, "response file");
+}
+
+TEST(CommandLineScreen, EmbeddingAnOffloadObjectCopiesAFileAndOverlaysAreDropped) {
+  expectUnsafe({"-cc1", "-fembed-offload-object=/home/u/secret"}, "-fembed-offload-object=");
+  EXPECT_EQ(dropHarvestFlags(Args{"-cc1", "-O2", "-ivfsoverlay", "/home/u/secret", "-ivfsoverlay/home/u/x", "-Oz"}),
+            (Args{"-cc1", "-O2", "-Oz"}));
+  EXPECT_EQ(dropHarvestFlags(Args{"-cc1", "-vfsoverlay", "/home/u/secret", "-O2"}), (Args{"-cc1", "-O2"}));
+}
+
+llvm::Expected<Args> compileLine(const Args &line) {
+  return screenedCompileLine(line, "m.cmd", "/usr/lib/llvm-22/bin/clang", "/corpus/m.bc");
+}
+
+void expectRefusedLine(const Args &line, const std::string &named) {
+  auto got = compileLine(line);
+  ASSERT_FALSE(static_cast<bool>(got)) << "accepted: " << ::testing::PrintToString(line) << " as "
+                                       << ::testing::PrintToString(*got);
+  std::string why = llvm::toString(got.takeError());
+  EXPECT_NE(why.find(named), std::string::npos) << why;
+  EXPECT_NE(why.find("m.cmd: unsafe command line"), std::string::npos) << why;
+}
+
+// Issue 33 #2: a driver line runs as the one cc1 job clang's driver makes of
+// it with -c, screened again; anything else is refused.
+TEST(CommandLineScreen, DriverLinesRunAsTheirOneCc1Job) {
+  auto line = compileLine({"-Oz", "-g", "-fno-omit-frame-pointer", "-mllvm", "-inline-threshold=10", "-MD"});
+  ASSERT_TRUE(static_cast<bool>(line)) << llvm::toString(line.takeError());
+  ASSERT_FALSE(line->empty());
+  EXPECT_EQ(line->front(), "-cc1");
+  auto has = [&](const std::string &arg) { return std::find(line->begin(), line->end(), arg) != line->end(); };
+  EXPECT_TRUE(has("-Oz"));
+  EXPECT_TRUE(has("-emit-obj"));
+  EXPECT_TRUE(has("-inline-threshold=10"));
+  EXPECT_FALSE(has("/corpus/m.bc")) << "the input is harvest-logs' own";
+  EXPECT_FALSE(has("-o"));
+  EXPECT_FALSE(has("-dependency-file")) << "dropped as in a cc1 line";
+  // What the driver would otherwise run or read: linker plugins, another
+  // install directory, config files, an assembler, several jobs.
+  expectRefusedLine({"-Oz", "--config=/tmp/evil.cfg"}, "--config");
+  expectRefusedLine({"-Oz", "--config", "/tmp/evil.cfg"}, "--config");
+  expectRefusedLine({"-Oz", "-ccc-install-dir", "/tmp/evil"}, "-ccc-install-dir");
+  expectRefusedLine({"-Oz", "--driver-mode=cl"}, "--driver-mode=");
+  expectRefusedLine({"-Oz", "-fuse-ld=/tmp/evil-ld"}, "-fuse-ld=");
+  expectRefusedLine({"-Oz", "-S"}, "not one clang compile");
+  expectRefusedLine({"-Oz", "-fno-integrated-as"}, "jobs");
+  expectRefusedLine({"-Oz", "-save-temps"}, "-save-temps");
+  expectRefusedLine({"-Oz", "-E"}, "jobs");
+  expectRefusedLine({"-Oz", "-fplugin=/tmp/evil.so"}, "-fplugin=");
+  expectRefusedLine({"-Oz", "-mllvm", "-exec-on-ir-change=/tmp/evil"}, "exec-on-ir-change");
+  expectRefusedLine({"-Oz", "-isystem", "@/tmp/evil.rsp"}, "response file");
+  expectRefusedLine({"-Oz", "-no-such-driver-option"}, "");
+  // Linker flags mean nothing to a compile: the job has none of them.
+  for (Args linking : {Args{"-Oz", "-Wl,-plugin,/tmp/evil.so"}, Args{"-Oz", "-Xlinker", "-plugin"},
+                       Args{"-Oz", "-Wl,--plugin-opt=x"}}) {
+    auto job = compileLine(linking);
+    ASSERT_TRUE(static_cast<bool>(job)) << llvm::toString(job.takeError());
+    for (const std::string &arg : *job)
+      EXPECT_EQ(arg.find("plugin"), std::string::npos) << ::testing::PrintToString(*job);
+  }
+  // A cc1 line is screened and run as it is.
+  auto cc1 = compileLine({"-cc1", "-Oz", "-emit-obj"});
+  ASSERT_TRUE(static_cast<bool>(cc1)) << llvm::toString(cc1.takeError());
+  EXPECT_EQ(*cc1, (Args{"-cc1", "-Oz", "-emit-obj"}));
 }
 
 // The classification must cover every cc1 option of the clang we link whose

@@ -164,10 +164,13 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("--force", o.Force, "Redo modules that an earlier run into the same --output_dir finished.");
   app.add_flag("--trust_corpus_commands", o.TrustCorpusCommands,
-               "Run each module's .cmd (or global_command_override) as it is. Without it, a line with a flag "
-               "that loads code (-load, -fpass-plugin=, ...), writes a file other than the object (-stats-file=, "
-               "-o, ...), is not a clang-22 option, or an -mllvm option taking a file fails that module as "
-               "unsafe_command_line (docs/security.md). Compiles stay confined by Landlock either way.");
+               "Run each module's .cmd (or global_command_override) as it is (a driver line with -c added). "
+               "Without it, a line with an argument starting with @ (a response file), a flag that loads code "
+               "(-load, -fpass-plugin=, ...), sets up the driver (--config=, ...), writes a file other than the "
+               "object (-stats-file=, -o, ...) or copies one into it, is not a clang-22 option, or an -mllvm option "
+               "off the reviewed allow-list fails that module as unsafe_command_line, and a driver line runs as the "
+               "one cc1 job clang's driver plans for it (docs/security.md). Compiles stay confined by Landlock "
+               "either way.");
   app.add_option("--compiler_writable_dir", o.CompilerWritableDirs,
                  "A directory the compiles may also write to (repeatable): Landlock lets each compile write only "
                  "in its work directory, so a compiler wrapper that keeps a cache or log elsewhere needs this.")

@@ -39,7 +39,8 @@ struct CorpusValidation {
 };
 
 /// Runs every check on the corpus at `dir` with `workers` threads (0: one
-/// per hardware thread).
-CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers = 0);
+/// per hardware thread). Command lines are screened as harvest-logs screens
+/// them when it runs `clangPath` (a driver line through that clang's driver).
+CorpusValidation validateCorpus(llvm::StringRef dir, unsigned workers = 0, const std::string &clangPath = "clang-22");
 
 } // namespace mlgo

@@ -18,13 +18,14 @@ namespace mlgo {
 /// that takes a file, path, directory or plugin is classified (the unit test
 /// CommandLineScreen.EveryFileTakingCc1OptionIsClassified walks the table).
 enum class FlagClass {
-  LoadsCode,  // dlopens a plugin or names one to run: refused
-  WritesFile, // writes a file other than the object we ask for: refused
-  CopiesFile, // puts a file's code or bytes into the object (links or embeds it): refused
-  Dropped,    // a side output ordinary builds carry, removed before the compile
-  ReadsInput, // reads a file (headers, profiles, lists): allowed
-  Text,       // a path that is only text (embedded, or for a program at run time): allowed
-  Ours,       // an option harvest-logs sets itself, later on the line (the last wins): allowed
+  LoadsCode,   // dlopens a plugin or names one to run: refused
+  WritesFile,  // writes a file other than the object we ask for: refused
+  CopiesFile,  // puts a file's code or bytes into the object (links or embeds it): refused
+  DriverSetup, // the driver reads its options or programs from elsewhere: refused
+  Dropped,     // a side output ordinary builds carry, removed before the compile
+  ReadsInput,  // reads a file (headers, profiles, lists): allowed
+  Text,        // a path that is only text (embedded, or for a program at run time): allowed
+  Ours,        // an option harvest-logs sets itself, later on the line (the last wins): allowed
 };
 
 struct FlagRule {
@@ -42,13 +43,16 @@ llvm::ArrayRef<FlagRule> commandLineFlagRules();
 /// driver command line (global_command_override) and parsed as one.
 std::vector<std::string> dropHarvestFlags(llvm::ArrayRef<std::string> args);
 
-/// Why `args` may not be run without --trust_corpus_commands: the first flag
-/// that loads code, writes a file, is not a clang option, or an -mllvm option
-/// that takes a file or is unknown. std::nullopt when the line is safe.
+/// Why `args` may not be run without --trust_corpus_commands: the first
+/// argument that starts with '@' (a response file), or flag that loads code,
+/// writes a file, copies one into the object, sets up the driver, is not a
+/// clang option, or an -mllvm option off the reviewed list
+/// (InertLlvmOptions.h). std::nullopt when the line is safe.
 std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> args);
 
-/// Why an LLVM option given through -mllvm is unsafe, or std::nullopt. `value`
-/// is the -mllvm argument, e.g. "-info-output-file=/tmp/x".
+/// Why an LLVM option given through -mllvm is unsafe, or std::nullopt: only
+/// the reviewed inert options pass. `value` is the -mllvm argument, e.g.
+/// "-inline-threshold=100".
 std::optional<std::string> unsafeLlvmOption(llvm::StringRef value);
 
 /// A command line refused by the screening (journal reason unsafe_command_line).
@@ -64,6 +68,14 @@ public:
 /// UnsafeCommandLineError when unsafeCommandLineFlag finds a flag in `args`
 /// (`source` names where they come from: a .cmd file, global_command_override).
 llvm::Error screenCommandLine(llvm::ArrayRef<std::string> args, llvm::StringRef source);
+
+/// The line harvest-logs runs for a corpus' line `args` (dropHarvestFlags
+/// applied), screened: a cc1 line as it is; a driver line as the one cc1 job
+/// clang-22's driver (`clangPath`) makes of it for compiling `input` with -c
+/// (DriverJob.h), screened again. UnsafeCommandLineError otherwise, naming
+/// `source`. validate-corpus gives the same verdict through it.
+llvm::Expected<std::vector<std::string>> screenedCompileLine(llvm::ArrayRef<std::string> args, llvm::StringRef source,
+                                                             llvm::StringRef clangPath, llvm::StringRef input);
 
 /// Reads <name>.cmd: NUL-separated, the trailing empty field dropped, and
 /// dropHarvestFlags applied.
