@@ -42,6 +42,7 @@ const FlagRule Rules[] = {
     {"--config-user-dir=", C::DriverSetup},
     {"-ccc-install-dir", C::DriverSetup},
     {"--driver-mode=", C::DriverSetup},
+    {"--offload-arch-tool=", C::DriverSetup}, // a program the driver runs while it plans
     // Files written other than our object.
     {"-o", C::WritesFile},
     {"-stats-file=", C::WritesFile},

@@ -270,6 +270,9 @@ TEST(CommandLineScreen, DriverLinesRunAsTheirOneCc1Job) {
   expectRefusedLine({"-Oz", "--config", "/tmp/evil.cfg"}, "--config");
   expectRefusedLine({"-Oz", "-ccc-install-dir", "/tmp/evil"}, "-ccc-install-dir");
   expectRefusedLine({"-Oz", "--driver-mode=cl"}, "--driver-mode=");
+  // Planning itself would run this program (clang-22 does for --offload-arch=native).
+  expectRefusedLine({"-Oz", "-fopenmp", "--offload-arch=native", "--amdgpu-arch-tool=/tmp/evil"},
+                    "--offload-arch-tool=");
   expectRefusedLine({"-Oz", "-fuse-ld=/tmp/evil-ld"}, "-fuse-ld=");
   expectRefusedLine({"-Oz", "-S"}, "not one clang compile");
   expectRefusedLine({"-Oz", "-fno-integrated-as"}, "jobs");
