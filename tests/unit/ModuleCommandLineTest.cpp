@@ -218,6 +218,37 @@ TEST(CommandLineScreen, MllvmAcceptsOnlyTheReviewedOptions) {
   EXPECT_EQ(accepted, reviewed);
 }
 
+// A report names every refused flag, not only the first (validate-corpus,
+// the journal's detail): whoever fixes a corpus sees all it must change.
+TEST(CommandLineScreen, EveryRefusedFlagIsNamed) {
+  Args line = {"-cc1",
+               "-mllvm",
+               "-tsan-compound-read-before-write=1",
+               "-load",
+               "/tmp/evil.so",
+               "-mllvm",
+               "-exec-on-ir-change=/tmp/evil",
+               "@/tmp/x.rsp",
+               "-stats-file=/tmp/x"};
+  std::vector<std::string> found = unsafeCommandLineFlags(line);
+  ASSERT_EQ(found.size(), 4u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("@/tmp/x.rsp"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("-load"), std::string::npos) << found[1];
+  EXPECT_NE(found[2].find("exec-on-ir-change"), std::string::npos) << found[2];
+  EXPECT_NE(found[3].find("-stats-file="), std::string::npos) << found[3];
+  Args driver = {"-O2",     "-mllvm",       "-exec-on-ir-change=/tmp/evil", "-Xclang", "-load",
+                 "-Xclang", "/tmp/evil.so", "--config=/tmp/x.cfg"};
+  found = unsafeCommandLineFlags(driver);
+  ASSERT_EQ(found.size(), 3u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("exec-on-ir-change"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("--config="), std::string::npos) << found[1];
+  EXPECT_NE(found[2].find("-Xclang -load"), std::string::npos) << found[2];
+  llvm::Error e = screenCommandLine(line, "m.cmd");
+  std::string message = llvm::toString(std::move(e));
+  EXPECT_NE(message.find("-load"), std::string::npos) << message;
+  EXPECT_NE(message.find("exec-on-ir-change"), std::string::npos) << message;
+}
+
 // Issue 33 #2: clang's main expands any argument that starts with '@', a
 // separate option's value included, before it parses: never screened unseen.
 TEST(CommandLineScreen, ResponseFilesAreRefusedWhereverTheyStand) {
