@@ -107,6 +107,7 @@ llvm::Expected<ChildProcess> CompileServerClient::spawn(const std::string &tool,
   request.WorkingDirectory = options.WorkingDirectory;
   request.ConfineWritesTo = options.ConfineWritesTo;
   request.AlsoWritable = options.AlsoWritable;
+  request.ReadExec = options.ReadExec;
   std::vector<std::string> message = server::encodeRequest(request);
   // A server that died between compiles (nothing of ours in flight) is
   // replaced and the request sent again.
