@@ -1,5 +1,6 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/ChildProcess.h"
@@ -148,6 +149,7 @@ llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, Compile
   auto start = [&](std::vector<std::string> argv, const std::string &out) {
     SpawnOptions spawn{std::move(argv), out, joinPath(dir, "err")};
     spawn.ConfineWritesTo = dir.str().str();
+    spawn.ReadExec = toolReadExecRules(path.str());
     return ChildProcess::spawn(spawn);
   };
   auto versionChild = start(version, versionOut);
