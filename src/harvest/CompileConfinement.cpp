@@ -1,4 +1,5 @@
 #include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/support/PathUtil.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -98,6 +99,16 @@ ReadExecRules harvestReadExecRules(const HarvestOptions &o) {
     break;
   }
   addSystem(rules);
+  // The compile server and the tool libraries it loads from beside itself,
+  // whose code its children run: the symbolizer of a crash's stack dump
+  // reads them, as it reads an exec'd tool's in the toolchain.
+  if (o.UseCompileServer && !o.CompileServerPath.empty()) {
+    std::string dir = llvm::sys::path::parent_path(o.CompileServerPath).str();
+    for (std::string file :
+         {o.CompileServerPath, joinPath(dir, "libMLGOOptLlc.so"), joinPath(dir, "libMLGOClangCc1.so")})
+      if (std::string real = realPath(file); !real.empty())
+        addOnce(rules.Readable, llvm::sys::path::parent_path(real).str());
+  }
   // What the harvest itself hands the compiler.
   if (o.Mode == AdvisorMode::Plugin)
     addOnce(rules.Readable, realPath(o.PluginPath));
