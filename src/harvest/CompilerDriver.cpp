@@ -122,6 +122,10 @@ ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem,
       commands.Compile.insert(commands.Compile.end(), {"-opt-record-file", commands.Remarks, "-opt-record-passes",
                                                        "regalloc", "-opt-record-format", "yaml"});
     commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
+    // A driver-form line (not -cc1) would also link: a compile never does,
+    // and its confinement could not run the linker (docs/security.md).
+    if (inputs.CommandLine.empty() || inputs.CommandLine.front() != "-cc1")
+      commands.Compile.push_back("-c");
     commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
     return commands;
   }

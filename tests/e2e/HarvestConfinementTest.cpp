@@ -170,4 +170,17 @@ TEST_F(HarvestConfinement, AnInputOutsideIsReadOnlyWhereTheUserAllowsIt) {
   }
 }
 
+// A driver-form line (here a global_command_override) would make clang link
+// too; confined, it could not run the linker: harvest-logs passes -c.
+TEST_F(HarvestConfinement, ADriverFormLineCompilesWithoutLinking) {
+  std::string description = Corpus + "/corpus_description.json";
+  auto corpus = nlohmann::json::parse(readFile(description));
+  corpus["global_command_override"] = {"-O2"};
+  writeFile(description, corpus.dump());
+  for (const char *server : {"off", "on"}) {
+    nlohmann::json record = harvestTrusted(Work / (std::string("driver-") + server), server);
+    EXPECT_EQ(record["status"], "ok") << server << ": " << record;
+  }
+}
+
 } // namespace
