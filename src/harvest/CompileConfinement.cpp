@@ -72,8 +72,10 @@ std::string toolchainPrefix(llvm::StringRef program) {
   if (real.empty())
     return "";
   llvm::StringRef dir = llvm::sys::path::parent_path(real);
-  if (llvm::sys::path::filename(dir) == "bin" && !llvm::sys::path::parent_path(dir).empty())
-    return llvm::sys::path::parent_path(dir).str();
+  llvm::StringRef prefix = llvm::sys::path::parent_path(dir);
+  // Never the root: /bin/sh on a system without a merged /usr is /bin's.
+  if (llvm::sys::path::filename(dir) == "bin" && !prefix.empty() && prefix != "/")
+    return prefix.str();
   return dir.str();
 }
 

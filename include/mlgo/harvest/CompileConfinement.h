@@ -17,9 +17,9 @@ namespace mlgo {
 
 /// The installation `program` belongs to: the real path of its directory's
 /// parent when that directory is a `bin` (/usr/bin/clang-22 is
-/// /usr/lib/llvm-22/bin/clang: /usr/lib/llvm-22), else of its directory. A
-/// name without a slash is looked up in PATH, as exec would. "" when it
-/// cannot be found.
+/// /usr/lib/llvm-22/bin/clang: /usr/lib/llvm-22), else (and instead of the
+/// root) of its directory. A name without a slash is looked up in PATH, as
+/// exec would. "" when it cannot be found.
 std::string toolchainPrefix(llvm::StringRef program);
 
 /// What every compile of the run may read and execute, whatever its module.
