@@ -17,6 +17,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -185,11 +186,19 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
 // The shards' summaries combined as if one run had made them all: counts
 // from the merged journal, timings from the shards (the longest shard's
 // seconds, the largest RSS, the total CPU time).
-// Confined only if every shard was: the lowest ABI, the first warning.
+// Confined only if every shard was: the lowest ABI, the first warning; what
+// any shard's compiles could read and execute (the union), when every shard
+// says.
 Json mergedConfinement(const std::vector<Shard> &shards) {
-  bool active = true, any = false;
+  bool active = true, any = false, listed = true;
   size_t abi = 0;
   std::string warning;
+  std::vector<std::string> readable, executable;
+  auto addAll = [](std::vector<std::string> &to, const std::vector<std::string> &from) {
+    for (const std::string &path : from)
+      if (std::find(to.begin(), to.end(), path) == to.end())
+        to.push_back(path);
+  };
   for (const Shard &shard : shards) {
     if (!shard.Summary || !shard.Summary->Confined)
       continue;
@@ -198,11 +207,21 @@ Json mergedConfinement(const std::vector<Shard> &shards) {
     active = active && c.Active;
     if (warning.empty())
       warning = c.Warning;
+    listed = listed && c.Readable && c.Executable;
+    if (listed) {
+      addAll(readable, *c.Readable);
+      addAll(executable, *c.Executable);
+    }
     any = true;
   }
   if (!any)
     return {{"active", false}, {"landlock_abi", 0}, {"warning", "no shard summary records confinement"}};
-  return {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
+  Json merged = {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
+  if (active && listed) {
+    merged["readable"] = readable;
+    merged["executable"] = executable;
+  }
+  return merged;
 }
 
 // Used only if every shard used it (the first shard's reason, or the first

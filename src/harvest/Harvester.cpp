@@ -1,6 +1,7 @@
 #include "mlgo/harvest/Harvester.h"
 
 #include "mlgo/harvest/BaselineCache.h"
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
@@ -86,7 +87,8 @@ std::error_code removeLog(const HarvestOptions &o, const std::string &module) {
 class Harvest {
 public:
   Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
-      : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")) {}
+      : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")),
+        ReadExec(harvestReadExecRules(options)) {}
 
   llvm::Error prepare() {
     for (const std::string &dir :
@@ -279,13 +281,14 @@ private:
   }
 
   CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName,
-                 CompileServerClient *server) const {
+                 CompileServerClient *server, const ModuleInputs &in) const {
     CompileJob job{std::move(argv),
                    joinPath(work, stderrName),
                    deadline(),
                    Options.TimeoutSeconds,
                    work,
-                   Options.CompilerWritableDirs};
+                   Options.CompilerWritableDirs,
+                   withModuleInputs(ReadExec, in.Bitcode, Options.CorpusDir)};
     // The server runs the very tools the exec path would (CompileServerChoice.h).
     if (server && Options.UseCompileServer) {
       job.Server = server;
@@ -311,7 +314,7 @@ private:
   void compile(const ModuleInputs &in, const AdvisorSetup &advisor, const std::string &work, Policy *policy,
                CompileServerClient *server, llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
     commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
-    CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server);
+    CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server, in);
     // Through the server, opt's child of a small module goes on to llc's
     // work on the module it holds (docs/compile-server.md). Not with extra
     // compiler flags: they are opt's, and llc, parsing its command line over
@@ -326,6 +329,7 @@ private:
                                  : runCompile(compileJob);
     if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin)
       explainPluginFailure(outcome, advisor.PluginPath);
+    explainUnreadableInputs(outcome, in.CommandLine, compileJob);
     record.Decisions = outcome.Decisions;
     record.Streams = outcome.Streams;
     setOutcome(record, outcome);
@@ -338,7 +342,7 @@ private:
     }
     if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen || codegenToo)
       return;
-    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server));
+    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server, in));
     if (codegen.Result != CompileOutcome::Status::Ok) {
       setOutcome(record, codegen);
       record.Reason = codegen.Reason == "compiler_failed" ? "codegen_failed" : codegen.Reason;
@@ -563,6 +567,7 @@ private:
   const HarvestOptions &Options;
   const CorpusDescription &Corpus;
   std::string StateDir;
+  ReadExecRules ReadExec; // what every compile may read and execute, besides its module's input
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   JournalAppender DefaultSizeCache;
@@ -661,6 +666,11 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["confinement"] = {{"active", Confinement.Abi > 0},
                       {"landlock_abi", Confinement.Abi},
                       {"warning", Confinement.Abi > 0 ? "" : "compiles were not confined: " + Confinement.Problem}};
+  if (Confinement.Abi > 0) { // besides these, each compile reads its work directory and its module's input
+    ReadExecRules rules = harvestReadExecRules(o);
+    j["confinement"]["readable"] = rules.Readable;
+    j["confinement"]["executable"] = rules.Executable;
+  }
   j["compile_server"] = {{"used", o.UseCompileServer},
                          {"reason", o.CompileServerReason},
                          {"peak_rss_kb", CompileServerPeakRssKb},

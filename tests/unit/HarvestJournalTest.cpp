@@ -177,6 +177,38 @@ TEST(HarvestJournal, SummaryFieldsAreChecked) {
   }
 }
 
+TEST(HarvestJournal, SummaryConfinementListsAreReadAndCheckedAndMayBeAbsent) {
+  TempDir dir;
+  Json good = {
+      {"shard", "0/1"},      {"problem", "inliner"}, {"compiler", "clang"},          {"mode", "plugin"},
+      {"policy", "default"}, {"seconds", 1.0},       {"harvester_cpu_seconds", 1.0}, {"harvester_peak_rss_kb", 1}};
+  // An earlier version's summary: no lists.
+  good["confinement"] = {{"active", true}, {"landlock_abi", 7}, {"warning", ""}};
+  writeFile(dir / "summary.json", good.dump());
+  auto old = readHarvestSummary(dir / "summary.json");
+  ASSERT_TRUE(old && *old && (*old)->Confined) << (old ? "" : llvm::toString(old.takeError()));
+  EXPECT_FALSE((*old)->Confined->Readable);
+  EXPECT_FALSE((*old)->Confined->Executable);
+
+  good["confinement"]["readable"] = {"/usr/lib", "/etc/ld.so.cache"};
+  good["confinement"]["executable"] = {"/usr/lib/llvm-22"};
+  writeFile(dir / "summary.json", good.dump());
+  auto listed = readHarvestSummary(dir / "summary.json");
+  ASSERT_TRUE(listed && *listed && (*listed)->Confined) << (listed ? "" : llvm::toString(listed.takeError()));
+  EXPECT_EQ((*listed)->Confined->Readable, (std::vector<std::string>{"/usr/lib", "/etc/ld.so.cache"}));
+  EXPECT_EQ((*listed)->Confined->Executable, (std::vector<std::string>{"/usr/lib/llvm-22"}));
+
+  for (const Json &bad : {Json("/usr/lib"), Json::array({1}), Json::object()}) {
+    Json wrong = good;
+    wrong["confinement"]["readable"] = bad;
+    writeFile(dir / "summary.json", wrong.dump());
+    auto read = readHarvestSummary(dir / "summary.json");
+    ASSERT_FALSE(static_cast<bool>(read)) << bad;
+    std::string message = llvm::toString(read.takeError());
+    EXPECT_NE(message.find("confinement: field 'readable' is not a list of strings"), std::string::npos) << message;
+  }
+}
+
 TEST(HarvestJournal, DefaultSizeCacheIsChecked) {
   TempDir dir;
   writeFile(dir / "c", "{\"options\": {}}\n{\"module\": \"a\", \"native_size\": 5}\n");
