@@ -1,5 +1,6 @@
 #include "mlgo/corpus/DriverJob.h"
 
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Watchdog.h"
@@ -84,6 +85,7 @@ llvm::Expected<std::vector<std::string>> cc1LineOfDriverLine(llvm::ArrayRef<std:
   spawn.StdoutPath = joinPath(dir, "jobs.out");
   spawn.StderrPath = joinPath(dir, "jobs.err");
   spawn.ConfineWritesTo = dir.str().str();
+  spawn.ReadExec = toolReadExecRules(clangPath.str()); // as a compile: its toolchain and the system's libraries
   auto child = ChildProcess::spawn(spawn);
   if (!child)
     return child.takeError();

@@ -2,6 +2,7 @@
 // (issue 20 #5) and the screening of flags that load code or write files
 // (issue 20 #1), checked against clang-22's own option table.
 #include "mlgo/corpus/ModuleCommandLine.h"
+#include "mlgo/corpus/DriverJob.h"
 #include "mlgo/corpus/InertLlvmOptions.h"
 
 #include "support/TestSupport.h"
@@ -16,6 +17,7 @@
 
 #include <map>
 #include <set>
+#include <sys/stat.h>
 
 using namespace mlgo;
 using Args = std::vector<std::string>;
@@ -325,6 +327,23 @@ TEST(CommandLineScreen, DriverLinesRunAsTheirOneCc1Job) {
   auto cc1 = compileLine({"-cc1", "-Oz", "-emit-obj"});
   ASSERT_TRUE(static_cast<bool>(cc1)) << llvm::toString(cc1.takeError());
   EXPECT_EQ(*cc1, (Args{"-cc1", "-Oz", "-emit-obj"}));
+}
+
+// clang-22's driver runs an offload-arch tool while it plans: planning
+// happens in a child confined as a compile is, which may execute nothing
+// outside its toolchain (even where the screen let such a flag through).
+TEST(DriverJob, PlanningRunsNoProgramOutsideTheToolchain) {
+  test::TempDir dir;
+  std::string tool = dir / "arch.sh", marker = dir / "ran";
+  test::writeFile(tool, "#!/bin/sh\ntouch " + marker + "\necho gfx90a\n");
+  ASSERT_EQ(::chmod(tool.c_str(), 0755), 0);
+  auto line = cc1LineOfDriverLine({"-fopenmp", "--offload-arch=native", "--offload-arch-tool=" + tool},
+                                  "/usr/lib/llvm-22/bin/clang", "/corpus/m.bc");
+  if (line)
+    ADD_FAILURE() << "planned: " << ::testing::PrintToString(*line);
+  else
+    llvm::consumeError(line.takeError());
+  EXPECT_FALSE(test::exists(marker)) << "the driver ran the corpus' program";
 }
 
 // The classification must cover every cc1 option of the clang we link whose
