@@ -15,6 +15,7 @@
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/server/CompileServerProtocol.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
@@ -77,10 +78,12 @@ llvm::Expected<size_t> countLines(const std::string &path) {
 }
 
 // A module's log and the sites file that describes it come and go together.
-std::error_code removeLog(const HarvestOptions &o, const std::string &module) {
-  if (std::error_code ec = llvm::sys::fs::remove(harvestSitesPath(o.OutputDir, module)))
-    return ec;
-  return llvm::sys::fs::remove(logPath(o, module));
+// Module names nest (sub/m0): neither removal follows a link planted in
+// OUT/logs, which would make us delete files we do not own.
+llvm::Error removeLog(const HarvestOptions &o, const std::string &module) {
+  if (llvm::Error e = removeBeneath(o.OutputDir, harvestSitesName(module)))
+    return e;
+  return removeBeneath(o.OutputDir, harvestLogName(module));
 }
 
 class Harvest {
@@ -156,18 +159,20 @@ public:
   void place(HarvestedModule &done) {
     const LogPlacement &p = done.Placement;
     if (!p.Log.empty()) {
-      llvm::Error placed = llvm::Error::success();
-      if (!p.Sites.empty()) {
+      // Renamed into logs/'s subdirectory as opened without following a link.
+      auto logs = openParentBeneath(Options.OutputDir, harvestLogName(done.Record.Module), /*create=*/true);
+      llvm::Error placed = logs ? llvm::Error::success() : logs.takeError();
+      if (!placed && !p.Sites.empty()) {
         placed = syncFile(p.Sites);
         if (!placed)
-          placed = moveFile(p.Sites, p.SitesDestination);
+          placed = moveFileInto(p.Sites, logs->Dir.get(), baseName(p.SitesDestination), p.SitesDestination);
       }
       if (!placed)
         placed = syncFile(p.Log);
       if (!placed)
-        placed = moveFile(p.Log, p.LogDestination);
+        placed = moveFileInto(p.Log, logs->Dir.get(), logs->Name, p.LogDestination);
       if (!placed)
-        placed = syncDirectory(dirName(p.LogDestination));
+        placed = syncDirectoryDescriptor(logs->Dir.get(), dirName(p.LogDestination));
       if (placed)
         writeFailed(done.Record, std::move(placed));
       else
@@ -442,10 +447,10 @@ private:
     }
     // The log appears under its final name only once the module is done.
     std::string destination = logPath(Options, module.Name);
-    if (llvm::Error e = ensureDirectory(dirName(destination))) {
+    if (auto logs = openParentBeneath(Options.OutputDir, harvestLogName(module.Name), /*create=*/true); !logs) {
       record.Status = "failed";
       record.Reason = "write_failed";
-      record.Detail = llvm::toString(std::move(e));
+      record.Detail = llvm::toString(logs.takeError());
       return;
     }
     if (!advisor.SitesFile.empty()) {
@@ -724,13 +729,17 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   for (HarvestJournalLine &line : earlier->Latest) {
     // The journal describes every log: one its record does not promise (a
     // module that failed after an earlier version left its log) goes.
-    if (!line.Record.hasLog() && llvm::sys::fs::exists(logPath(options, line.Record.Module))) {
+    auto present = line.Record.hasLog() ? llvm::Expected<bool>(false)
+                                        : existsBeneath(options.OutputDir, harvestLogName(line.Record.Module));
+    if (!present)
+      return present.takeError();
+    if (*present) {
       log::info(line.Record.Module + ": removing logs/" + line.Record.Module + ".log, which its journal record (" +
                 line.Record.Status + ", log_written " + (line.Record.LogWritten ? "true" : "false") +
                 ") does not describe");
-      if (std::error_code ec = removeLog(options, line.Record.Module))
-        return llvm::createStringError(ec, "cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
-                                       ec.message().c_str());
+      if (llvm::Error e = removeLog(options, line.Record.Module))
+        return llvm::createStringError("cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     }
     done.emplace(line.Record.Module, std::move(line.Record));
   }
@@ -746,8 +755,13 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
-    bool finished = it != done.end() && it->second.ok() &&
-                    (!it->second.LogWritten || llvm::sys::fs::exists(logPath(options, name)));
+    bool finished = it != done.end() && it->second.ok();
+    if (finished && it->second.LogWritten) {
+      auto present = existsBeneath(options.OutputDir, harvestLogName(name));
+      if (!present)
+        return present.takeError();
+      finished = *present;
+    }
     if (finished && !options.Force)
       ++summary.Skipped;
     else
@@ -809,8 +823,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           // Redone and without a log now (failed, timed out, no decisions): the
           // earlier run's log goes before the record that says so is written.
           if (!record.LogWritten)
-            if (std::error_code ec = removeLog(options, record.Module))
-              harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
+            if (llvm::Error e = removeLog(options, record.Module))
+              harvest.stop("cannot remove the earlier log of " + record.Module + ": " + llvm::toString(std::move(e)));
           if (llvm::Error e = journal.append(record.toJson()))
             harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
           if (record.Status != "ok")

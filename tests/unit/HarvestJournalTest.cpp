@@ -203,7 +203,9 @@ TEST(HarvestJournal, DatasetInputsFollowTheRecords) {
   std::vector<PlannedModule> plan = {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}};
   auto inputs = harvestDatasetInputs(Problem::Inliner, "/out", plan, records);
   ASSERT_EQ(inputs.size(), 1u);
-  EXPECT_EQ(inputs[0].LogPath, "/out/logs/a.log");
+  // Opened below the harvest, following no link there (BeneathPath.h).
+  EXPECT_EQ(inputs[0].Below, "/out");
+  EXPECT_EQ(inputs[0].LogPath, "logs/a.log");
   EXPECT_FLOAT_EQ(inputs[0].Reward.Value, 0.09f);
   EXPECT_EQ(harvestDatasetInputs(Problem::RegallocEvict, "/out", plan, records).size(), 2u);
 }

@@ -1,0 +1,132 @@
+// No symbolic link is followed below a directory the user named (issue #33,
+// findings 3 and 5; docs/security.md). Module names nest (sub/m0), so a link
+// planted at OUT/logs/sub, a shard's logs/sub or a baseline cache's fan-out
+// directory would send removals, renames and reads elsewhere. Each test
+// plants one and checks that the real tools name it and leave the files
+// behind it alone. Real clang-22 and the real tools throughout.
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The plugin writes sites files (--decision_sites); the fixture's harvest
+// and the resumes in the tests use the same options.
+const std::string HarvestFlags = "--decision_sites --mode=plugin";
+
+class HarvestSymlink : public ::testing::Test {
+protected:
+  // A corpus whose first module nests (sub/m0, m1), and one harvest of it.
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    makeHarvestCorpus(Fixture->path(), 2);
+    fs::create_directories(*Fixture / "nested/sub");
+    fs::copy_file(*Fixture / "bc/m0.bc", *Fixture / "nested/sub/m0.bc");
+    fs::copy_file(*Fixture / "bc/m1.bc", *Fixture / "nested/m1.bc");
+    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "nested") +
+            " --output_dir=" + quote(nestedCorpus()));
+    mustRun(harvestCommand(nestedCorpus(), *Fixture / "harvest", HarvestFlags));
+  }
+  static void TearDownTestSuite() {
+    delete Fixture;
+    Fixture = nullptr;
+  }
+  static std::string nestedCorpus() { return *Fixture / "nested-corpus"; }
+
+  void SetUp() override {
+    ASSERT_TRUE(exists(*Fixture / "harvest/logs/sub/m0.log"));
+    // Files the tools do not own, where a planted link points.
+    writeFile(Elsewhere + "/m0.log", "not ours\n");
+    writeFile(Elsewhere + "/m0.sites.jsonl", "not ours either\n");
+  }
+
+  // A copy of the fixture's harvest.
+  std::string harvestCopy(const std::string &name) {
+    std::string dir = Work / name;
+    fs::copy(*Fixture / "harvest", dir, fs::copy_options::recursive);
+    return dir;
+  }
+  // OUT/logs/sub replaced by a link to Elsewhere.
+  void plantLink(const std::string &harvest) {
+    fs::remove_all(harvest + "/logs/sub");
+    fs::create_directory_symlink(Elsewhere, harvest + "/logs/sub");
+  }
+  void expectElsewhereUntouched() {
+    EXPECT_EQ(listTree(Elsewhere, /*includeHidden=*/true), (std::set<std::string>{"m0.log", "m0.sites.jsonl"}));
+    EXPECT_EQ(readFile(Elsewhere + "/m0.log"), "not ours\n");
+    EXPECT_EQ(readFile(Elsewhere + "/m0.sites.jsonl"), "not ours either\n");
+  }
+  // The journal with sub/m0's record rewritten by `edit`.
+  static void editJournal(const std::string &harvest, const std::function<void(nlohmann::json &)> &edit) {
+    std::ifstream in(harvest + "/harvest.jsonl");
+    std::string text, line;
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.value("module", "") == "sub/m0")
+        edit(j);
+      text += j.dump() + "\n";
+    }
+    writeFile(harvest + "/harvest.jsonl", text);
+  }
+
+  static TempDir *Fixture;
+  TempDir Work;
+  std::string Elsewhere = Work / "elsewhere";
+};
+
+TempDir *HarvestSymlink::Fixture = nullptr;
+
+// Resume removes logs its journal does not promise: a failed sub/m0 whose
+// log "exists" behind OUT/logs/sub. It must name the link and stop, never
+// delete Elsewhere's files (the reproduction deleted both).
+TEST_F(HarvestSymlink, ResumeNeverRemovesThroughALinkInOutLogs) {
+  std::string out = harvestCopy("out");
+  plantLink(out);
+  editJournal(out, [](nlohmann::json &record) {
+    record["status"] = "failed";
+    record["reason"] = "compiler_failed";
+    record["log_written"] = false;
+  });
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(out + "/logs/sub: a symbolic link below " + out), std::string::npos) << r.Err;
+  expectElsewhereUntouched();
+}
+
+// An ok sub/m0 whose log lies behind the link is not taken as done either.
+TEST_F(HarvestSymlink, ResumeNamesALinkBeforeTrustingALogBehindIt) {
+  std::string out = harvestCopy("out");
+  plantLink(out);
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags + " --force"));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(out + "/logs/sub: a symbolic link below " + out), std::string::npos) << r.Err;
+  expectElsewhereUntouched();
+}
+
+// A fresh run into an OUT whose logs/sub is a link: sub/m0's log is never
+// renamed there; the module fails naming the link, m1 is harvested.
+TEST_F(HarvestSymlink, ANewLogIsNeverRenamedThroughALink) {
+  std::string out = Work / "fresh";
+  fs::create_directories(out + "/logs");
+  fs::create_directory_symlink(Elsewhere, out + "/logs/sub");
+  run(harvestCommand(nestedCorpus(), out, HarvestFlags));
+  auto journal = journalByModule(out);
+  ASSERT_EQ(journal.size(), 2u);
+  EXPECT_EQ(journal["m1"]["status"], "ok") << journal["m1"];
+  EXPECT_EQ(journal["sub/m0"]["status"], "failed") << journal["sub/m0"];
+  EXPECT_EQ(journal["sub/m0"]["reason"], "write_failed") << journal["sub/m0"];
+  EXPECT_NE(journal["sub/m0"]["detail"].get<std::string>().find(out + "/logs/sub: a symbolic link"), std::string::npos)
+      << journal["sub/m0"];
+  expectElsewhereUntouched();
+}
+
+} // namespace
