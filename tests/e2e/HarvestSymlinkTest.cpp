@@ -129,4 +129,19 @@ TEST_F(HarvestSymlink, ANewLogIsNeverRenamedThroughALink) {
   expectElsewhereUntouched();
 }
 
+// merge-harvest reads shards written elsewhere: a shard whose logs/sub is a
+// link is refused, naming it, and nothing is merged (the reproduction copied
+// Elsewhere's m0.log into the merged output).
+TEST_F(HarvestSymlink, MergeRefusesAShardWithALinkInLogs) {
+  std::string shard = harvestCopy("shard");
+  plantLink(shard);
+  std::string merged = Work / "merged";
+  CommandResult r = run(tool("merge-harvest") + " --corpus=" + quote(nestedCorpus()) +
+                        " --output_dir=" + quote(merged) + " " + quote(shard));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(shard + "/logs/sub: a symbolic link below " + shard), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(merged + "/logs/sub/m0.log"));
+  expectElsewhereUntouched();
+}
+
 } // namespace
