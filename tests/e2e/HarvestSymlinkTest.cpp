@@ -144,4 +144,24 @@ TEST_F(HarvestSymlink, MergeRefusesAShardWithALinkInLogs) {
   expectElsewhereUntouched();
 }
 
+// compare-harvests reads each module's sites file: through a link it is a
+// problem named in the report, not a file read.
+TEST_F(HarvestSymlink, CompareHarvestsReportsALinkInsteadOfReadingThroughIt) {
+  std::string a = harvestCopy("a"), b = harvestCopy("b");
+  // Elsewhere holds B's own sites file: a reader following the link would
+  // find a valid one and say nothing.
+  fs::copy_file(b + "/logs/sub/m0.sites.jsonl", Elsewhere + "/m0.sites.jsonl", fs::copy_options::overwrite_existing);
+  fs::copy_file(b + "/logs/sub/m0.log", Elsewhere + "/m0.log", fs::copy_options::overwrite_existing);
+  plantLink(b);
+  std::string json = Work / "compare.json";
+  CommandResult r = run(tool("compare-harvests") + " " + quote(a) + " " + quote(b) + " --json=" + quote(json));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json report = nlohmann::json::parse(readFile(json));
+  bool named = false;
+  for (const nlohmann::json &problem : report["sites_problems"])
+    named |= problem["side"] == "b" && problem["module"] == "sub/m0" &&
+             problem["error"].get<std::string>().find(b + "/logs/sub: a symbolic link below " + b) != std::string::npos;
+  EXPECT_TRUE(named) << report["sites_problems"];
+}
+
 } // namespace
