@@ -19,6 +19,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+#ifdef MLGO_PYTHON_PACKAGE_DIR
+constexpr bool HavePackage = true;
+const std::string PackageDir = MLGO_PYTHON_PACKAGE_DIR, Python3 = MLGO_PYTHON3;
+#else
+constexpr bool HavePackage = false;
+const std::string PackageDir, Python3;
+#endif
+
 // The plugin writes sites files (--decision_sites); the fixture's harvest
 // and the resumes in the tests use the same options.
 const std::string HarvestFlags = "--decision_sites --mode=plugin";
@@ -162,6 +170,19 @@ TEST_F(HarvestSymlink, CompareHarvestsReportsALinkInsteadOfReadingThroughIt) {
     named |= problem["side"] == "b" && problem["module"] == "sub/m0" &&
              problem["error"].get<std::string>().find(b + "/logs/sub: a symbolic link below " + b) != std::string::npos;
   EXPECT_TRUE(named) << report["sites_problems"];
+}
+
+// The Python package's Harvest reads logs and sites files as the tools do.
+TEST_F(HarvestSymlink, PythonHarvestRefusesALinkInLogs) {
+  if (!HavePackage)
+    GTEST_SKIP() << "the Python package is not built";
+  std::string h = harvestCopy("py");
+  fs::copy_file(h + "/logs/sub/m0.sites.jsonl", Elsewhere + "/m0.sites.jsonl", fs::copy_options::overwrite_existing);
+  fs::copy_file(h + "/logs/sub/m0.log", Elsewhere + "/m0.log", fs::copy_options::overwrite_existing);
+  plantLink(h);
+  CommandResult r = run("env PYTHONPATH=" + quote(PackageDir) + " " + quote(Python3) + " " +
+                        quote(std::string(MLGO_SOURCE_DIR) + "/tests/python/check_beneath.py") + " " + quote(h));
+  EXPECT_EQ(r.ExitCode, 0) << r.Out << r.Err;
 }
 
 } // namespace

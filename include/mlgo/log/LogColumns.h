@@ -99,5 +99,9 @@ private:
 /// bounded by the file's size, plus 13 bytes an observation for its context
 /// number, observation number and reward flag.
 llvm::Expected<LogColumns> readLogColumns(llvm::StringRef path);
+/// The same for the log `relative` below the directory `root` (a harvest),
+/// opened as a regular file without following a link in any component
+/// (support/BeneathPath.h).
+llvm::Expected<LogColumns> readLogColumnsBeneath(llvm::StringRef root, llvm::StringRef relative);
 
 } // namespace mlgo
