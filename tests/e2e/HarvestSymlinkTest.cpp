@@ -185,4 +185,30 @@ TEST_F(HarvestSymlink, PythonHarvestRefusesALinkInLogs) {
   EXPECT_EQ(r.ExitCode, 0) << r.Out << r.Err;
 }
 
+// A shared baseline cache whose fan-out directories are links (whoever may
+// write the cache can plant 00..ff): each is skipped with a warning, no entry
+// or temporary is written through it, and the harvest's sizes are right.
+TEST_F(HarvestSymlink, BaselineCacheSkipsALinkedFanOutDirectory) {
+  std::string cache = Work / "cache", away = Work / "away";
+  fs::create_directories(cache);
+  fs::create_directories(away);
+  const char *hex = "0123456789abcdef";
+  for (int i = 0; i < 256; ++i)
+    fs::create_directory_symlink(away, cache + "/" + std::string{hex[i / 16], hex[i % 16]});
+  std::string policy = " --policy=random:0.5:3 --num_workers=1";
+  std::string plain = Work / "plain", cached = Work / "cached";
+  mustRun(harvestCommand(nestedCorpus(), plain, policy));
+  CommandResult r = run(harvestCommand(nestedCorpus(), cached, policy + " --baseline_cache=" + quote(cache)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(": a symbolic link below " + cache), std::string::npos) << r.Err;
+  EXPECT_TRUE(listTree(away, /*includeHidden=*/true).empty()) << "written through a linked fan-out directory";
+  auto want = journalByModule(plain), got = journalByModule(cached);
+  ASSERT_EQ(got.size(), 2u);
+  for (const auto &[module, record] : want) {
+    EXPECT_EQ(got[module]["status"], "ok") << got[module];
+    EXPECT_EQ(got[module]["default_size"], record["default_size"]) << module;
+    EXPECT_EQ(got[module]["native_size"], record["native_size"]) << module;
+  }
+}
+
 } // namespace
