@@ -47,6 +47,13 @@ class HarvestModule:
                 self.name, self.status, ", " + self.reason if self.reason else ""))
         return Log(_native.read_log_beneath(self._harvest_path, self._log_name))
 
+    def iter_log(self, batch_size: int = 4096) -> Iterator[Log]:
+        """The module's log in batches (mlgo_corpus.iter_log), read as read_log reads it."""
+        if self.log_path is None:
+            raise _native.MlgoError("%s: no log (status %s%s)" % (
+                self.name, self.status, ", " + self.reason if self.reason else ""))
+        return (Log(batch) for batch in _native.LogBatches(self._harvest_path, self._log_name, batch_size))
+
     def sites(self) -> Optional[List[dict]]:
         """The decision sites (harvest-logs --decision_sites), or None."""
         data = _native.read_file_beneath(self._harvest_path, self._sites_name)

@@ -96,12 +96,16 @@ class LogStream(IterableDataset):
     def __init__(self, source: Paths, batch_size: int = 4096,
                  collate: Optional[Callable[[Log], object]] = None):
         self.paths = _log_paths(source)
+        # A harvest's logs are read as Harvest reads them (no link followed below it).
+        self._modules = source.with_logs() if isinstance(source, Harvest) else None
         self.batch_size = batch_size
         self.collate = collate
 
     def __iter__(self) -> Iterator[object]:
         worker = get_worker_info()
-        paths = self.paths if worker is None else self.paths[worker.id::worker.num_workers]
-        for path in paths:
-            for batch in iter_log(path, self.batch_size):
+        mine = range(len(self.paths)) if worker is None else range(worker.id, len(self.paths), worker.num_workers)
+        for i in mine:
+            batches = (self._modules[i].iter_log(self.batch_size) if self._modules is not None
+                       else iter_log(self.paths[i], self.batch_size))
+            for batch in batches:
                 yield self.collate(batch) if self.collate is not None else batch

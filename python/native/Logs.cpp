@@ -102,6 +102,12 @@ public:
       throw py::value_error("batch_size must be at least 1");
     Reader = unwrap(LogColumnReader::open(path));
   }
+  /// A harvest's log, opened below `root` without following a link.
+  LogBatches(const std::string &root, const std::string &relative, size_t batchSize) : BatchSize(batchSize) {
+    if (batchSize == 0)
+      throw py::value_error("batch_size must be at least 1");
+    Reader = unwrap(LogColumnReader::openBeneath(root, relative));
+  }
 
   py::dict next() {
     if (!Reader || Reader->done())
@@ -172,6 +178,8 @@ void registerLogs(py::module_ &module) {
              "read_log of the log `relative` below the directory `root`, following no symbolic link below it.");
   py::class_<LogBatches>(module, "LogBatches")
       .def(py::init<const std::string &, size_t>(), py::arg("path"), py::arg("batch_size"))
+      .def(py::init<const std::string &, const std::string &, size_t>(), py::arg("root"), py::arg("relative"),
+           py::arg("batch_size"))
       .def("__iter__", [](LogBatches &self) -> LogBatches & { return self; })
       .def("__next__", &LogBatches::next);
   module.def("read_tfrecord", &readTFRecord, py::arg("path"),

@@ -242,15 +242,22 @@ llvm::Expected<LogColumns> readLogColumns(llvm::StringRef path) {
   return readWhole(**reader, path);
 }
 
-llvm::Expected<LogColumns> readLogColumnsBeneath(llvm::StringRef root, llvm::StringRef relative) {
+llvm::Expected<std::unique_ptr<LogColumnReader>> LogColumnReader::openBeneath(llvm::StringRef root,
+                                                                              llvm::StringRef relative) {
   auto fd = openRegularFileBeneath(root, relative);
   if (!fd)
     return fd.takeError();
   struct stat st;
   uint64_t sizeHint = ::fstat(fd->get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  std::string path = joinPath(root, relative);
-  LogColumnReader reader(std::make_unique<TrainingLogReader>(fd->release(), path, /*owned=*/true), sizeHint);
-  return readWhole(reader, path);
+  return std::make_unique<LogColumnReader>(
+      std::make_unique<TrainingLogReader>(fd->release(), joinPath(root, relative), /*owned=*/true), sizeHint);
+}
+
+llvm::Expected<LogColumns> readLogColumnsBeneath(llvm::StringRef root, llvm::StringRef relative) {
+  auto reader = LogColumnReader::openBeneath(root, relative);
+  if (!reader)
+    return reader.takeError();
+  return readWhole(**reader, joinPath(root, relative));
 }
 
 } // namespace mlgo

@@ -70,6 +70,9 @@ class LogColumnReader {
 public:
   /// `path` "-" reads standard input.
   static llvm::Expected<std::unique_ptr<LogColumnReader>> open(llvm::StringRef path);
+  /// The log `relative` below the directory `root` (a harvest), a regular
+  /// file reached without following a symbolic link (support/BeneathPath.h).
+  static llvm::Expected<std::unique_ptr<LogColumnReader>> openBeneath(llvm::StringRef root, llvm::StringRef relative);
   explicit LogColumnReader(std::unique_ptr<TrainingLogReader> reader, uint64_t sizeHint = 0);
 
   /// Up to `limit` observations (0: no limit, to the end of the stream) with
