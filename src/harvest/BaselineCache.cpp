@@ -27,6 +27,9 @@ constexpr const char *Format = "mlgo-baseline-cache/1";
 // An entry is a hundred bytes or so: anything much larger is not one.
 constexpr uint64_t MaxEntryBytes = 4096;
 
+// Relative to the cache: a fan-out directory of 256, then the entry.
+std::string entryName(const std::string &key) { return key.substr(0, 2) + "/" + key + ".json"; }
+
 std::string sha256Hex(llvm::ArrayRef<llvm::StringRef> parts) {
   llvm::SHA256 hash;
   for (llvm::StringRef part : parts) {
@@ -95,9 +98,6 @@ llvm::Expected<BaselineCache> BaselineCache::open(const std::string &dir) {
                                    "--baseline_cache=%s is not a directory", dir.c_str());
   return BaselineCache(dir);
 }
-
-// Relative to the cache: a fan-out directory of 256, then the entry.
-static std::string entryName(const std::string &key) { return key.substr(0, 2) + "/" + key + ".json"; }
 
 std::string BaselineCache::entryPath(const std::string &key) const { return joinPath(Dir, entryName(key)); }
 

@@ -8,14 +8,18 @@
 
 namespace mlgo {
 
+namespace {
+
 // A harvest's log, reached without following a link below the harvest.
-static llvm::Expected<std::unique_ptr<TrainingLogReader>> openBelow(const DatasetInput &input) {
+llvm::Expected<std::unique_ptr<TrainingLogReader>> openBelow(const DatasetInput &input) {
   std::string path = joinPath(input.Below, input.LogPath);
   auto fd = openRegularFileBeneath(input.Below, input.LogPath);
   if (!fd)
     return fd.takeError(); // it names the path
   return std::make_unique<TrainingLogReader>(fd->release(), path, /*owned=*/true);
 }
+
+} // namespace
 
 llvm::Expected<DatasetTotals> writeTFRecordDataset(const std::vector<DatasetInput> &inputs, llvm::StringRef path,
                                                    llvm::StringRef keysPath) {

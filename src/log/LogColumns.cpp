@@ -224,7 +224,9 @@ llvm::Expected<LogColumns> LogColumnReader::read(size_t limit) {
   }
 }
 
-static llvm::Expected<LogColumns> readWhole(LogColumnReader &reader, llvm::StringRef path) {
+namespace {
+
+llvm::Expected<LogColumns> readWhole(LogColumnReader &reader, llvm::StringRef path) {
   auto columns = reader.read(0);
   if (!columns)
     return columns.takeError();
@@ -234,6 +236,8 @@ static llvm::Expected<LogColumns> readWhole(LogColumnReader &reader, llvm::Strin
                                    path.str().c_str(), reader.streams());
   return columns;
 }
+
+} // namespace
 
 llvm::Expected<LogColumns> readLogColumns(llvm::StringRef path) {
   auto reader = LogColumnReader::open(path);
