@@ -60,7 +60,7 @@ struct LogPlacement {
 struct HarvestedModule {
   ModuleRecord Record;
   LogPlacement Placement;
-  std::string Work; // removed once placed; empty: kept (--explicit_temps_dir)
+  std::string Work; // below OUT, removed once placed; empty: kept (--explicit_temps_dir)
 };
 
 // Finished modules waiting for their syncs, per worker: enough to cover a
@@ -86,16 +86,28 @@ llvm::Error removeLog(const HarvestOptions &o, const std::string &module) {
   return removeBeneath(o.OutputDir, harvestLogName(module));
 }
 
+// A work directory that cannot be made: a planted link is named as one; any
+// other failure is a WriteError, which stops the run on an unusable file system.
+llvm::Error workDirectoryError(const std::string &work, llvm::Error error) {
+  return llvm::handleErrors(std::move(error), [&](const BeneathError &e) -> llvm::Error {
+    if (e.symbolicLink())
+      return llvm::createStringError(e.convertToErrorCode(), "%s", e.message().c_str());
+    return llvm::make_error<WriteError>(work, e.convertToErrorCode());
+  });
+}
+
 class Harvest {
 public:
-  Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
-      : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")) {}
+  Harvest(const HarvestOptions &options, const CorpusDescription &corpus) : Options(options), Corpus(corpus) {}
 
   llvm::Error prepare() {
-    for (const std::string &dir :
-         {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir, joinPath(StateDir, "work")})
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
+    if (std::error_code ec = llvm::sys::fs::create_directories(Options.OutputDir))
+      return llvm::createStringError(ec, "cannot create %s: %s", Options.OutputDir.c_str(), ec.message().c_str());
+    // Below OUT nothing is followed: a directory planted as a link is named.
+    for (const char *dir : {"logs", ".mlgo-harvest", ".mlgo-harvest/work"})
+      if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, dir))
+        return llvm::createStringError("cannot create %s: %s", joinPath(Options.OutputDir, dir).c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
       // A damaged cache too: it only saves recompiles (merge-harvest reads it alike).
@@ -133,18 +145,23 @@ public:
     HarvestedModule done;
     ModuleRecord &record = done.Record;
     record.Module = module.Name;
-    std::string work = Options.ExplicitTempsDir.empty()
-                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
-                           : joinPath(Options.ExplicitTempsDir, workDirectoryName(module.Name));
-    llvm::sys::fs::remove_directories(work);
-    if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
-      writeFailed(record, llvm::make_error<WriteError>(work, ec));
+    // Emptied and made without following a link: one planted as a work
+    // directory (or on the way to it) would have us delete what it names.
+    bool inOut = Options.ExplicitTempsDir.empty();
+    std::string root = inOut ? Options.OutputDir : Options.ExplicitTempsDir;
+    std::string name = inOut ? ".mlgo-harvest/work/" + std::to_string(index) : workDirectoryName(module.Name);
+    std::string work = joinPath(root, name);
+    if (!inOut)
+      llvm::sys::fs::create_directories(root); // the user's own directory
+    llvm::consumeError(removeTreeBeneath(root, name));
+    if (llvm::Error e = makeDirectoriesBeneath(root, name)) {
+      writeFailed(record, workDirectoryError(work, std::move(e)));
       return done;
     }
     run(module, work, policy, server, record, done.Placement);
     record.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (Options.ExplicitTempsDir.empty())
-      done.Work = work;
+    if (inOut)
+      done.Work = name;
     if (done.Placement.Log.empty())
       removeWork(done);
     return done;
@@ -199,7 +216,7 @@ public:
 private:
   void removeWork(HarvestedModule &done) {
     if (!done.Work.empty())
-      llvm::sys::fs::remove_directories(done.Work);
+      llvm::consumeError(removeTreeBeneath(Options.OutputDir, done.Work));
     done.Work.clear();
   }
 
@@ -560,7 +577,6 @@ public:
 private:
   const HarvestOptions &Options;
   const CorpusDescription &Corpus;
-  std::string StateDir;
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   JournalAppender DefaultSizeCache;
@@ -685,7 +701,12 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
 }
 
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
-  // Before anything in the output directory is read or removed.
+  // Before anything in the output directory is read or removed; the lock's
+  // directory made without following a link planted in its place.
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.OutputDir))
+    return llvm::createStringError(ec, "cannot create %s: %s", options.OutputDir.c_str(), ec.message().c_str());
+  if (llvm::Error e = makeDirectoriesBeneath(options.OutputDir, ".mlgo-harvest"))
+    return e;
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -234,6 +235,83 @@ llvm::Error removeBeneath(llvm::StringRef root, llvm::StringRef relative) {
   if (::unlinkat(parent->Dir.get(), parent->Name.c_str(), 0) != 0 && errno != ENOENT)
     return llvm::make_error<BeneathError>(parent->Shown, root.str(), errno);
   return llvm::Error::success();
+}
+
+namespace {
+
+// Removes everything in the open directory `dir` (shown as `shown`) with
+// unlinkat, descending only into real directories (O_NOFOLLOW).
+llvm::Error emptyDirectory(int dir, const std::string &shown, llvm::StringRef root, unsigned depth) {
+  constexpr unsigned MaxDepth = 256; // deeper than any tree we make: a planted one
+  if (depth > MaxDepth)
+    return llvm::make_error<BeneathError>(shown, root.str(), ENAMETOOLONG);
+  int listed = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (listed < 0)
+    return llvm::make_error<BeneathError>(shown, root.str(), errno);
+  DIR *stream = ::fdopendir(listed);
+  if (!stream) {
+    int err = errno;
+    ::close(listed);
+    return llvm::make_error<BeneathError>(shown, root.str(), err);
+  }
+  std::vector<std::string> names; // all read first: removing while reading may skip entries
+  while (struct dirent *entry = ::readdir(stream))
+    if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
+      names.emplace_back(entry->d_name);
+  ::closedir(stream);
+  for (const std::string &name : names) {
+    std::string path = joinPath(shown, name);
+    if (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT)
+      continue;
+    if (errno != EISDIR && errno != EPERM)
+      return llvm::make_error<BeneathError>(path, root.str(), errno);
+    FileDescriptor sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub)
+      return componentError(dir, name, path, root, errno);
+    if (llvm::Error e = emptyDirectory(sub.get(), path, root, depth + 1))
+      return e;
+    if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+      return llvm::make_error<BeneathError>(path, root.str(), errno);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error removeTreeBeneath(llvm::StringRef root, llvm::StringRef relative) {
+  auto parent = openParentBeneath(root, relative);
+  if (!parent) {
+    llvm::Error e = parent.takeError();
+    if (consumeIfMissing(e))
+      return llvm::Error::success();
+    return e;
+  }
+  int dir = parent->Dir.get();
+  const char *name = parent->Name.c_str();
+  if (::unlinkat(dir, name, 0) == 0 || errno == ENOENT) // a file, or a link as itself
+    return llvm::Error::success();
+  if (errno != EISDIR && errno != EPERM)
+    return llvm::make_error<BeneathError>(parent->Shown, root.str(), errno);
+  FileDescriptor tree(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!tree)
+    return componentError(dir, parent->Name, parent->Shown, root, errno);
+  if (llvm::Error e = emptyDirectory(tree.get(), parent->Shown, root, 0))
+    return e;
+  if (::unlinkat(dir, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+    return llvm::make_error<BeneathError>(parent->Shown, root.str(), errno);
+  return llvm::Error::success();
+}
+
+llvm::Error makeDirectoriesBeneath(llvm::StringRef root, llvm::StringRef relative) {
+  auto components = split(root, relative);
+  if (!components)
+    return components.takeError();
+  auto rootFd = openRoot(root);
+  if (!rootFd)
+    return rootFd.takeError();
+  auto made = openComponents(rootFd->get(), root, components->Names, components->Names.size(), 0, 0,
+                             /*create=*/true);
+  return made ? llvm::Error::success() : made.takeError();
 }
 
 llvm::Expected<bool> existsBeneath(llvm::StringRef root, llvm::StringRef relative) {

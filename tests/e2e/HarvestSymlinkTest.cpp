@@ -137,6 +137,34 @@ TEST_F(HarvestSymlink, ANewLogIsNeverRenamedThroughALink) {
   expectElsewhereUntouched();
 }
 
+// Work directories are emptied before and after each module: one planted
+// as a link (OUT/.mlgo-harvest/work/0 -> Elsewhere) is removed itself, and
+// what it names is never emptied.
+TEST_F(HarvestSymlink, AWorkDirectoryPlantedAsALinkIsNeverEmptied) {
+  std::string out = Work / "planted-work";
+  fs::create_directories(out + "/.mlgo-harvest/work");
+  for (const char *slot : {"0", "1"})
+    fs::create_directory_symlink(Elsewhere, out + "/.mlgo-harvest/work/" + slot);
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto journal = journalByModule(out);
+  EXPECT_EQ(journal["sub/m0"]["status"], "ok") << journal["sub/m0"];
+  EXPECT_EQ(journal["m1"]["status"], "ok") << journal["m1"];
+  expectElsewhereUntouched();
+}
+
+// The state directory (lock, work directories) planted as a link: refused,
+// naming it, before the lock is taken or anything is written there.
+TEST_F(HarvestSymlink, AStateDirectoryPlantedAsALinkIsRefused) {
+  std::string out = Work / "planted-state";
+  fs::create_directories(out);
+  fs::create_directory_symlink(Elsewhere, out + "/.mlgo-harvest");
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(out + "/.mlgo-harvest: a symbolic link below " + out), std::string::npos) << r.Err;
+  expectElsewhereUntouched();
+}
+
 // merge-harvest reads shards written elsewhere: a shard whose logs/sub is a
 // link is refused, naming it, and nothing is merged (the reproduction copied
 // Elsewhere's m0.log into the merged output).

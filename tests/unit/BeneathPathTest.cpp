@@ -118,6 +118,37 @@ TEST_P(BeneathPath, CreatingParentsStopsAtALink) {
   EXPECT_FALSE(exists(Dir / "elsewhere/new"));
 }
 
+TEST_P(BeneathPath, RemovingATreeRemovesLinksNotWhatTheyName) {
+  // A work directory with a link inside, as a corpus or a planter may leave.
+  writeFile(Dir / "root/work/0/deep/file", "x");
+  ASSERT_EQ(::symlink((Dir / "elsewhere").c_str(), (Dir / "root/work/0/deep/away").c_str()), 0);
+  ASSERT_FALSE(static_cast<bool>(removeTreeBeneath(root(), "work/0")));
+  EXPECT_FALSE(exists(Dir / "root/work/0"));
+  EXPECT_EQ(readFile(Dir / "elsewhere/m0.log"), "not ours\n");
+  // The tree itself a link: the link goes, the directory it names stays whole.
+  ASSERT_EQ(::symlink((Dir / "elsewhere").c_str(), (Dir / "root/work/1").c_str()), 0);
+  ASSERT_FALSE(static_cast<bool>(removeTreeBeneath(root(), "work/1")));
+  EXPECT_EQ(readFile(Dir / "elsewhere/m0.log"), "not ours\n");
+  // A link on the way: refused, nothing removed.
+  writeFile(Dir / "elsewhere/2/kept", "x");
+  llvm::Error e = removeTreeBeneath(root(), "logs/sub/2");
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("logs/sub: a symbolic link"), std::string::npos);
+  EXPECT_TRUE(exists(Dir / "elsewhere/2/kept"));
+  EXPECT_FALSE(static_cast<bool>(removeTreeBeneath(root(), "work/none")));
+}
+
+TEST_P(BeneathPath, MakingDirectoriesStopsAtALink) {
+  ASSERT_FALSE(static_cast<bool>(makeDirectoriesBeneath(root(), "state/work/3")));
+  struct stat st;
+  ASSERT_EQ(::lstat((Dir / "root/state/work/3").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  llvm::Error e = makeDirectoriesBeneath(root(), "logs/sub/made");
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("logs/sub: a symbolic link"), std::string::npos);
+  EXPECT_FALSE(exists(Dir / "elsewhere/made"));
+}
+
 TEST_P(BeneathPath, MissingIsToldApart) {
   auto result = openRegularFileBeneath(root(), "logs/none/m0.log");
   ASSERT_FALSE(static_cast<bool>(result));

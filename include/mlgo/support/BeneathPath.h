@@ -84,6 +84,15 @@ llvm::Expected<ParentBeneath> openParentBeneath(llvm::StringRef root, llvm::Stri
 /// removed itself). Success when it, or a directory on its way, is absent.
 llvm::Error removeBeneath(llvm::StringRef root, llvm::StringRef relative);
 
+/// rm -r of `relative` below `root`, following no link: a link (at the end
+/// or anywhere inside the tree) is removed itself, never what it names.
+/// Success when it, or a directory on its way, is absent.
+llvm::Error removeTreeBeneath(llvm::StringRef root, llvm::StringRef relative);
+
+/// mkdir -p of `relative` below `root`, following no link on the way; each
+/// new name is synced into its parent when writes are durable.
+llvm::Error makeDirectoriesBeneath(llvm::StringRef root, llvm::StringRef relative);
+
 /// Whether `relative` names anything below `root` (a symbolic link as last
 /// component counts as itself); an error when a directory on its way is a
 /// link or cannot be searched.
