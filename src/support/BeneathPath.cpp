@@ -259,21 +259,33 @@ llvm::Error emptyDirectory(int dir, const std::string &shown, llvm::StringRef ro
     if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
       names.emplace_back(entry->d_name);
   ::closedir(stream);
+  // As rm -r: an entry that will not go leaves the others to be removed;
+  // the first failure is returned.
+  llvm::Error first = llvm::Error::success();
+  auto keep = [&](llvm::Error e) {
+    if (first)
+      llvm::consumeError(std::move(e));
+    else
+      first = std::move(e);
+  };
   for (const std::string &name : names) {
     std::string path = joinPath(shown, name);
     if (::unlinkat(dir, name.c_str(), 0) == 0 || errno == ENOENT)
       continue;
-    if (errno != EISDIR && errno != EPERM)
-      return llvm::make_error<BeneathError>(path, root.str(), errno);
+    if (errno != EISDIR && errno != EPERM) {
+      keep(llvm::make_error<BeneathError>(path, root.str(), errno));
+      continue;
+    }
     FileDescriptor sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub)
-      return componentError(dir, name, path, root, errno);
-    if (llvm::Error e = emptyDirectory(sub.get(), path, root, depth + 1))
-      return e;
+    if (!sub) {
+      keep(componentError(dir, name, path, root, errno));
+      continue;
+    }
+    keep(emptyDirectory(sub.get(), path, root, depth + 1));
     if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-      return llvm::make_error<BeneathError>(path, root.str(), errno);
+      keep(llvm::make_error<BeneathError>(path, root.str(), errno));
   }
-  return llvm::Error::success();
+  return first;
 }
 
 } // namespace
