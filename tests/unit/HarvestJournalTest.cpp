@@ -3,8 +3,11 @@
 // the file, line and field, never an exception.
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/log/DatasetFile.h"
 
 #include "support/TestSupport.h"
+
+#include <unistd.h>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -235,9 +238,30 @@ TEST(HarvestJournal, DatasetInputsFollowTheRecords) {
   std::vector<PlannedModule> plan = {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}};
   auto inputs = harvestDatasetInputs(Problem::Inliner, "/out", plan, records);
   ASSERT_EQ(inputs.size(), 1u);
-  EXPECT_EQ(inputs[0].LogPath, "/out/logs/a.log");
+  // Opened below the harvest, following no link there (BeneathPath.h).
+  EXPECT_EQ(inputs[0].Below, "/out");
+  EXPECT_EQ(inputs[0].LogPath, "logs/a.log");
   EXPECT_FLOAT_EQ(inputs[0].Reward.Value, 0.09f);
   EXPECT_EQ(harvestDatasetInputs(Problem::RegallocEvict, "/out", plan, records).size(), 2u);
+}
+
+// The --tfrecord dataset opens each log below the harvest (issue #33): with
+// logs/sub a link (module sub/m0), it names the link and writes nothing.
+TEST(HarvestJournal, DatasetLogsAreReadWithoutFollowingALinkBelowTheHarvest) {
+  TempDir dir;
+  writeFile(dir / "elsewhere/m0.log", "not a log of this harvest\n");
+  writeFile(dir / "out/logs/.keep", "");
+  ASSERT_EQ(::symlink((dir / "elsewhere").c_str(), (dir / "out/logs/sub").c_str()), 0);
+  HarvestRecord ok;
+  ok.Module = "sub/m0", ok.Status = "ok", ok.LogWritten = true, ok.Decisions = 1, ok.NativeSize = 10;
+  std::map<std::string, const HarvestRecord *> records = {{"sub/m0", &ok}};
+  auto inputs = harvestDatasetInputs(Problem::Inliner, dir / "out", {{"sub/m0", 1}}, records);
+  ASSERT_EQ(inputs.size(), 1u);
+  auto written = writeTFRecordDataset(inputs, dir / "dataset.tfrecord");
+  ASSERT_FALSE(static_cast<bool>(written));
+  std::string message = llvm::toString(written.takeError());
+  EXPECT_NE(message.find(dir / "out/logs/sub: a symbolic link below " + dir / "out"), std::string::npos) << message;
+  EXPECT_FALSE(exists(dir / "dataset.tfrecord"));
 }
 
 } // namespace
