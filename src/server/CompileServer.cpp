@@ -58,10 +58,10 @@ void setUpChild(const CompileRequest &request, int rulesetFd, int report, pid_t 
   int in = ::open("/dev/null", O_RDONLY);
   if (in < 0)
     fail(SpawnStep::OpenStdin);
-  int out = ::open(request.StdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int out = ::open(request.StdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
   if (out < 0)
     fail(SpawnStep::OpenStdout);
-  int err = ::open(request.StderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err = ::open(request.StderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
   if (err < 0)
     fail(SpawnStep::OpenStderr);
   if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)

@@ -274,10 +274,10 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     int in = stdinFd >= 0 ? stdinFd : ::open("/dev/null", O_RDONLY);
     if (in < 0)
       fail(SpawnStep::OpenStdin);
-    int out = stdoutFd >= 0 ? stdoutFd : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = stdoutFd >= 0 ? stdoutFd : ::open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (out < 0)
       fail(SpawnStep::OpenStdout);
-    int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (err < 0)
       fail(SpawnStep::OpenStderr);
     if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0)

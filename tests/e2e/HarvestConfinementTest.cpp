@@ -129,12 +129,16 @@ TEST_F(HarvestConfinement, ACompileLoadsNoSharedObjectFromTheCorpus) {
 
 TEST_F(HarvestConfinement, AFileOutsideTheCorpusReachesNeitherTheJournalNorTheObject) {
   for (const char *server : {"off", "on"}) {
-    // clang's YAML error would quote the secret's line into stderr_tail.
-    setCmdTail({"-ivfsoverlay", Secret});
-    std::string out = Work / (std::string("overlay-") + server);
+    // clang's error about a malformed list would quote the secret's line
+    // into stderr_tail ("malformed line 1: '...'"). (-ivfsoverlay, which
+    // quoted it too, is now dropped from every line: HarvestScreen.)
+    std::string list = Work / "secret-list.txt";
+    writeFile(list, Token + " line\n");
+    setCmdTail({"-fsanitize-coverage-type=1", "-fsanitize-coverage-allowlist=" + list});
+    std::string out = Work / (std::string("list-") + server);
     nlohmann::json record = harvestTrusted(out, server);
     EXPECT_EQ(record["status"], "failed") << record;
-    expectNamedUnreadable(record, Secret);
+    expectNamedUnreadable(record, list);
     EXPECT_FALSE(anyFileHolds(out, Token)) << server;
     EXPECT_FALSE(anyFileHolds(out + "-temps", Token)) << server;
 
@@ -151,9 +155,9 @@ TEST_F(HarvestConfinement, AFileOutsideTheCorpusReachesNeitherTheJournalNorTheOb
 
 TEST_F(HarvestConfinement, AnInputOutsideIsReadOnlyWhereTheUserAllowsIt) {
   fs::create_directories(Work / "allowed");
-  std::string overlay = Work / "allowed/overlay.yaml";
-  writeFile(overlay, "{ 'version': 0, 'roots': [] }\n");
-  setCmdTail({"-ivfsoverlay", overlay});
+  std::string overlay = Work / "allowed/coverage-allowlist.txt";
+  writeFile(overlay, "src:*\n");
+  setCmdTail({"-fsanitize-coverage-type=1", "-fsanitize-coverage-allowlist=" + overlay});
   for (const char *server : {"off", "on"}) {
     std::string out = Work / (std::string("denied-") + server);
     nlohmann::json record = harvestTrusted(out, server);

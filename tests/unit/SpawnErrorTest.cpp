@@ -5,6 +5,8 @@
 
 #include "support/TestSupport.h"
 
+#include <unistd.h>
+
 using namespace mlgo;
 using namespace mlgo::test;
 
@@ -38,6 +40,23 @@ TEST(SpawnError, UnwritableStdoutNamesTheStdoutFile) {
   std::string message = spawnFailure(options);
   EXPECT_NE(message.find("cannot open the standard output file " + options.StdoutPath), std::string::npos) << message;
   EXPECT_NE(message.find("Is a directory"), std::string::npos) << message;
+}
+
+// A redirection file planted as a symbolic link (OUT/policy.0.stderr ->
+// a user's file) is refused, never truncated through (issue 33).
+TEST(SpawnError, ARedirectionFileThatIsASymbolicLinkIsNotFollowed) {
+  TempDir dir;
+  writeFile(dir / "victim", "the user's file\n");
+  ASSERT_EQ(::symlink((dir / "victim").c_str(), (dir / "err").c_str()), 0);
+  ASSERT_EQ(::symlink((dir / "victim").c_str(), (dir / "out").c_str()), 0);
+  for (bool stdoutToo : {false, true}) {
+    SpawnOptions options;
+    options.Argv = {"sh", "-c", "echo pwned; echo pwned >&2"};
+    (stdoutToo ? options.StdoutPath : options.StderrPath) = stdoutToo ? dir / "out" : dir / "err";
+    std::string message = spawnFailure(options);
+    EXPECT_NE(message.find(stdoutToo ? dir / "out" : dir / "err"), std::string::npos) << message;
+    EXPECT_EQ(readFile(dir / "victim"), "the user's file\n");
+  }
 }
 
 TEST(SpawnError, MissingWorkingDirectoryNamesTheDirectory) {
