@@ -5,6 +5,7 @@
 // plants one and checks that the real tools name it and leave the files
 // behind it alone. Real clang-22 and the real tools throughout.
 #include "support/HarvestCorpus.h"
+#include "support/PythonPackage.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -19,13 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#ifdef MLGO_PYTHON_PACKAGE_DIR
-constexpr bool HavePackage = true;
-const std::string PackageDir = MLGO_PYTHON_PACKAGE_DIR, Python3 = MLGO_PYTHON3;
-#else
-constexpr bool HavePackage = false;
-const std::string PackageDir, Python3;
-#endif
+constexpr bool HavePackage = HavePythonPackage;
+const std::string &PackageDir = PythonPackageDir, &Python3 = PackagePython3;
 
 // The plugin writes sites files (--decision_sites); the fixture's harvest
 // and the resumes in the tests use the same options.

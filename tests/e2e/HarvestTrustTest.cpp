@@ -36,18 +36,8 @@ protected:
     appendToCmd("stats", {"-stats-file=" + Victim});
   }
 
-  std::string cmdOf(const std::string &stem) {
-    for (const auto &entry : fs::recursive_directory_iterator(Corpus))
-      if (entry.path().extension() == ".cmd" && entry.path().stem().string().find(stem) == 0)
-        return entry.path().string();
-    ADD_FAILURE() << "no .cmd for " << stem;
-    return "";
-  }
   void appendToCmd(const std::string &stem, const std::vector<std::string> &args) {
-    std::string path = cmdOf(stem), bytes = readFile(path);
-    for (const std::string &a : args)
-      bytes += a + std::string(1, '\0');
-    writeFile(path, bytes);
+    mlgo::test::appendToCmd(Corpus, stem, args);
   }
   static std::string moduleOf(const std::map<std::string, nlohmann::json> &journal, const std::string &stem) {
     for (const auto &[name, record] : journal)

@@ -3,6 +3,7 @@
 // observation, Harvest equals the journal, read_tfrecord equals a decoder
 // built on the real protobuf library; hostile inputs raise, never crash.
 // The checks themselves are Python scripts in tests/python/.
+#include "support/PythonPackage.h"
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
@@ -15,13 +16,8 @@ using namespace mlgo::test;
 
 namespace {
 
-#ifdef MLGO_PYTHON_PACKAGE_DIR
-constexpr bool HavePackage = true;
-const std::string PackageDir = MLGO_PYTHON_PACKAGE_DIR, Python3 = MLGO_PYTHON3;
-#else
-constexpr bool HavePackage = false;
-const std::string PackageDir, Python3;
-#endif
+constexpr bool HavePackage = HavePythonPackage;
+const std::string &PackageDir = PythonPackageDir, &Python3 = PackagePython3;
 // The package's python3, with the package on its path.
 const std::string Python = "env PYTHONPATH=" + quote(PackageDir) + " " + quote(Python3) + " ";
 

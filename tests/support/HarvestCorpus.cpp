@@ -171,4 +171,19 @@ void expectSameLogs(const std::string &a, const std::string &b) {
   EXPECT_GT(logs, 0u);
 }
 
+std::string cmdFileOf(const std::string &corpus, const std::string &stem) {
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(corpus))
+    if (entry.path().extension() == ".cmd" && entry.path().stem().string().find(stem) == 0)
+      return entry.path().string();
+  ADD_FAILURE() << "no .cmd for " << stem << " in " << corpus;
+  return "";
+}
+
+void appendToCmd(const std::string &corpus, const std::string &stem, const std::vector<std::string> &args) {
+  std::string path = cmdFileOf(corpus, stem), bytes = readFile(path);
+  for (const std::string &a : args)
+    bytes += a + std::string(1, '\0');
+  writeFile(path, bytes);
+}
+
 } // namespace mlgo::test

@@ -36,6 +36,13 @@ std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
                                       const std::string &clangFlags, ObjectListing listing,
                                       const std::string &prefix = "");
 
+/// The .cmd file of the module of `corpus` whose file name starts with `stem`
+/// (a failure of the calling test when there is none).
+std::string cmdFileOf(const std::string &corpus, const std::string &stem);
+
+/// Appends `args` to that module's .cmd, NUL-separated as extract-ir writes it.
+void appendToCmd(const std::string &corpus, const std::string &stem, const std::vector<std::string> &args);
+
 /// The four-module inliner corpus of the harvest-logs tests in <dir>/corpus:
 /// m1..m4 with inlinerSource(30 * i, 40 * i), -Oz, through a compilation database.
 std::string makeInlinerCompileDbCorpus(const std::string &dir);
