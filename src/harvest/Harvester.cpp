@@ -93,6 +93,9 @@ public:
          {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir, joinPath(StateDir, "work")})
       if (std::error_code ec = llvm::sys::fs::create_directories(dir))
         return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
+    if (Options.Link.requested())
+      if (llvm::Error e = ensureDirectory(dirName(stagedObjectPath(Options.OutputDir, "m"))))
+        return e;
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
       // A damaged cache too: it only saves recompiles (merge-harvest reads it alike).
@@ -438,6 +441,12 @@ private:
       return;
     }
     record.NativeSize = *size;
+    // --link: the object outlives the work directory until the link.
+    if (Options.Link.requested())
+      if (llvm::Error e = stageObject(commands.Native, module.Name)) {
+        writeFailed(record, std::move(e));
+        return;
+      }
     if (!hasLog)
       return;
     if (sizeRewarded()) {
@@ -463,6 +472,16 @@ private:
     }
     placement.Log = produced;
     placement.LogDestination = destination;
+  }
+
+  llvm::Error stageObject(const std::string &object, const std::string &module) {
+    std::string staged = stagedObjectPath(Options.OutputDir, module);
+    if (Options.ExplicitTempsDir.empty())
+      return moveFile(object, staged);
+    // --explicit_temps_dir keeps the work directory whole.
+    if (std::error_code ec = llvm::sys::fs::copy_file(object, staged))
+      return llvm::make_error<WriteError>(staged, ec);
+    return llvm::Error::success();
   }
 
   // The plugin writes one site per observation; a sites file that does not
@@ -588,6 +607,27 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
   }
 }
 
+// --link, once every module is compiled (LinkStep.h).
+LinkResult linkProgram(const HarvestOptions &options, const std::vector<std::string> &order,
+                       const std::map<std::string, HarvestRecord> &done, const HarvestSummary &summary) {
+  if (summary.Interrupted || summary.Stopped) {
+    LinkResult result;
+    result.Reason = summary.Interrupted ? "the harvest was interrupted" : "the harvest stopped: " + *summary.Stopped;
+    return result;
+  }
+  LinkRequest request{options.Link, options.OutputDir, order, {}, options.CompilerWritableDirs};
+  for (const std::string &module : order)
+    if (auto it = done.find(module); it == done.end() || !it->second.ok())
+      request.NotOk.push_back(module + " (" + (it == done.end() ? "not compiled" : it->second.Status) + ")");
+  LinkResult result = linkHarvest(request);
+  if (result.ok())
+    log::info("linked " + std::to_string(result.Objects) + " objects: " + result.Output + ", text " +
+              std::to_string(result.Sizes->Text) + " bytes, allocated " + std::to_string(result.Sizes->allocated()));
+  else
+    log::error("link " + result.Status + ": " + result.Reason);
+  return result;
+}
+
 llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
                          const std::map<std::string, HarvestRecord> &done) {
   std::map<std::string, const HarvestRecord *> records;
@@ -669,6 +709,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   if (o.DecisionSites)
     j["decision_sites"] = {{"written", decisionSitesWritten(o)},
                            {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
+  if (Linked)
+    j["linked"] = Linked->toJson();
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -697,6 +739,16 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
   if (!plan)
     return plan.takeError();
+  std::vector<std::string> order; // --link: checked before anything is compiled
+  if (options.Link.requested()) {
+    std::vector<std::string> planned;
+    for (const PlannedModule &module : *plan)
+      planned.push_back(module.Name);
+    auto linkOrdered = linkOrder(corpus->Modules, planned, options.Link.OrderFile);
+    if (!linkOrdered)
+      return linkOrdered.takeError();
+    order = std::move(*linkOrdered);
+  }
 
   // A dying compiler or policy must not kill us, nor a file size limit
   // (writes fail with EFBIG instead: write_failed); children get both back.
@@ -868,6 +920,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
   }
+  if (options.Link.requested())
+    summary.Linked = linkProgram(options, order, done, summary);
   // A run that stopped on an unusable file system still says what it did:
   // the appended journal lines stay as they are if compaction fails, and
   // the summary goes to the log if it cannot be written.

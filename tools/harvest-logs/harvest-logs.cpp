@@ -13,11 +13,15 @@
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <optional>
 
 using namespace mlgo;
+
+// --link was given and the program could not be linked (summary.json says why).
+constexpr int LinkNotMadeExitCode = 4;
 
 // The mode that runs o.Policy (ModeSelection.h), and whether it can run at
 // all with this compiler; the error says why not.
@@ -204,6 +208,30 @@ int main(int argc, char **argv) {
                  "in the journal's options header.");
   app.add_option("--ir2vec_kind", ir2vecKind, "With --ir2vec_vocab: the embedding kind (default: LLVM's, symbolic).")
       ->check(CLI::IsMember({"symbolic", "flow-aware"}));
+  std::string linkTemplate;
+  app.add_option("--link", linkTemplate,
+                 "After the modules are compiled, link their objects (in link order, then --link_extra) with this "
+                 "command, split as shell words: {objects} (a word of its own) becomes the objects, {output} the "
+                 "binary (OUT/link/linked), e.g. 'clang-22 -fuse-ld=lld {objects} -lm -o {output}'. The linker is "
+                 "confined to write only in OUT/link/ and killed after --link_timeout; summary.json's linked records "
+                 "its sizes (text, data, bss, allocated, as llvm-size counts them), the command and the status. Not "
+                 "attempted when a module failed (a partial link would mislead). Exit 4 when the link cannot be made. "
+                 "In opt mode llc-22 makes non-PIC objects: link with -no-pie.");
+  app.add_option("--link_extra", o.Link.ExtraObjects,
+                 "With --link: an object or archive without bitcode (e.g. from an assembly source) linked after the "
+                 "modules' objects (repeatable, in this order).");
+  app.add_option("--link_order", o.Link.OrderFile,
+                 "With --link: a file of module names, one per line, in the order the build linked them (default: "
+                 "the corpus' module order). A name the corpus lacks, or a harvested module it leaves out, is an "
+                 "error.");
+  app.add_flag("--keep_objects", o.Link.KeepObjects,
+               "With --link: keep the objects (OUT/.mlgo-harvest/objects/) after a successful link; by default "
+               "they are removed once linked (a failed link keeps them, so a rerun links without recompiling).");
+  app.add_option("--link_timeout", o.Link.TimeoutSeconds,
+                 "With --link: seconds before the linker (and its process group) is killed; the link is then "
+                 "'timeout'.")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   bool noFsync = false;
   app.add_flag("--no_fsync", noFsync,
                "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
@@ -264,6 +292,26 @@ int main(int argc, char **argv) {
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
   o.Policy = *spec;
+  bool linkCompanions = !o.Link.ExtraObjects.empty() || !o.Link.OrderFile.empty() || o.Link.KeepObjects;
+  if (linkTemplate.empty() && linkCompanions)
+    return usage("--link_extra, --link_order and --keep_objects need --link");
+  if (!linkTemplate.empty()) {
+    auto words = parseLinkTemplate(linkTemplate);
+    if (!words)
+      return usage(llvm::toString(words.takeError()));
+    if (!batchSpecs.empty())
+      return usage("--link with --policies is not supported yet: link each policy's harvest on its own");
+    o.Link.Template = linkTemplate;
+    o.Link.Words = std::move(*words);
+    // llc-22's objects are not position-independent: warned before an hour of compiles, not after.
+    bool nonPie = std::any_of(o.Link.Words.begin(), o.Link.Words.end(), [](const std::string &w) {
+      return w == "-no-pie" || w == "-static" || w == "--no-pie" || w == "-Wl,-no-pie";
+    });
+    if (o.Compiler.Kind != CompilerKind::Clang && !nonPie)
+      log::warning("--link: " + compiler +
+                   " mode's objects are compiled with llc's static relocation model, which "
+                   "a PIE link (Debian's default) refuses: add -no-pie to the template (docs/harvest-logs.md)");
+  }
 
   const std::string &tool = o.Compiler.Kind == CompilerKind::Opt   ? o.Compiler.Opt
                             : o.Compiler.Kind == CompilerKind::Llc ? o.Compiler.Llc
@@ -361,6 +409,8 @@ int main(int argc, char **argv) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;
   }
+  if (summary->Linked && !summary->Linked->ok())
+    return LinkNotMadeExitCode;
   if (strict && (summary->Failed || summary->TimedOut))
     return 3;
   return 0;

@@ -1,0 +1,325 @@
+// harvest-logs --link end to end: a real multi-file C program (a main and
+// modules calling each other) built with clang-22 -Oz and embedded bitcode,
+// extracted with extract-ir, harvested and linked with the real lld-22; fake
+// linkers only where a fault must be injected (a failure, a hang).
+#include "mlgo/support/Landlock.h"
+
+#include "support/Deadline.h"
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace mlgo;
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string Clang = MLGO_CLANG;
+
+// A program whose modules call into each other, with enough small functions
+// that inlining decisions change the code, and output that depends on them
+// all (so a miscompiled binary prints something else).
+std::vector<std::pair<std::string, std::string>> programSources() {
+  return {
+      {"main", "#include <stdio.h>\n"
+               "int vec_sum(const int *v, int n); int vec_max(const int *v, int n);\n"
+               "unsigned checksum(const char *s); int fib(int n); void fill(int *v, int n, int seed);\n"
+               "int main(int argc, char **argv) {\n"
+               "  int v[64]; fill(v, 64, argc + 6);\n"
+               "  printf(\"sum %d max %d fib %d crc %u\\n\", vec_sum(v, 64), vec_max(v, 64), fib(20),\n"
+               "         checksum(argv[0] ? \"mlgo-corpus\" : \"\"));\n"
+               "  return 0;\n"
+               "}\n"},
+      {"vec", "static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"
+              "static int sq(int x) { return x * x; }\n"
+              "int mix(int a, int b);\n"
+              "int vec_sum(const int *v, int n) { int s = 0; for (int i = 0; i < n; ++i) s += clampi(sq(v[i]) % 1000,"
+              " 3, 997); return s; }\n"
+              "int vec_max(const int *v, int n) { int m = v[0]; for (int i = 1; i < n; ++i) m = mix(m, v[i]) > m ?"
+              " mix(m, v[i]) : m; return m; }\n"
+              "void fill(int *v, int n, int seed) { for (int i = 0; i < n; ++i) v[i] = mix(seed, i) % 251; }\n"},
+      {"util", "static int rot(int x, int k) { return (int)(((unsigned)x << k) | ((unsigned)x >> (32 - k))); }\n"
+               "static int step(int a, int b) { return rot(a ^ b, 5) + 0x9e37; }\n"
+               "int mix(int a, int b) { int h = step(a, b); h = step(h, a); return h < 0 ? -h : h; }\n"
+               "static unsigned upd(unsigned c, unsigned char b) { c ^= b; for (int k = 0; k < 8; ++k) c = (c >> 1)"
+               " ^ (0xEDB88320u & -(c & 1)); return c; }\n"
+               "unsigned checksum(const char *s) { unsigned c = ~0u; while (*s) c = upd(c, (unsigned char)*s++);"
+               " return ~c; }\n"},
+      {"fib", "int mix(int a, int b);\n"
+              "static int add(int a, int b) { return a + b; }\n"
+              "static int fib_step(int *a, int *b) { int t = add(*a, *b); *a = *b; *b = t; return t; }\n"
+              "int fib(int n) { int a = 0, b = 1; for (int i = 1; i < n; ++i) fib_step(&a, &b); return b + mix(0, 0)"
+              " * 0; }\n"},
+  };
+}
+
+class HarvestLink : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    makeEmbeddedBitcodeCorpus(Fixture->path(), programSources(), "-Oz", ObjectListing::Directory);
+  }
+  static void TearDownTestSuite() {
+    delete Fixture;
+    Fixture = nullptr;
+  }
+  static std::string corpus() { return *Fixture / "corpus"; }
+  static std::string objects() { return *Fixture / "objs"; }
+
+  // The corpus' modules, in its order (the default link order).
+  static std::vector<std::string> modules() {
+    return nlohmann::json::parse(readFile(corpus() + "/corpus_description.json"))["modules"];
+  }
+
+  std::string harvest(const std::string &out, const std::string &flags) {
+    return harvestCommand(corpus(), out, "--num_workers=2 " + flags);
+  }
+
+  static std::string linkFlag(const std::string &extra = "") {
+    return "--link=" + quote(Clang + " -fuse-ld=lld " + extra + " {objects} -o {output}");
+  }
+
+  // The allocated sections' bytes as the loader maps them. Without the build
+  // id: lld hashes the whole file into it, the embedded bitcode too, which
+  // the program's own objects carry and the harvest's need not.
+  std::string allocatedImage(const std::string &binary) {
+    std::string image = binary + ".image";
+    mustRun("llvm-objcopy-22 -O binary --remove-section=.note.gnu.build-id " + quote(binary) + " " + quote(image));
+    return readFile(image);
+  }
+
+  TempDir Work;
+  static TempDir *Fixture;
+};
+
+TempDir *HarvestLink::Fixture = nullptr;
+
+TEST_F(HarvestLink, ClangModeLinksTheProgramItsBuildLinked) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_EQ(linked["objects"], modules().size());
+  EXPECT_EQ(linked["order"], "corpus");
+
+  // The program's own build, linked by hand in the same order.
+  std::string own = Work / "own";
+  std::string args;
+  for (const std::string &module : modules())
+    args += " " + quote(objects() + "/" + module);
+  mustRun(Clang + " -fuse-ld=lld" + args + " -o " + quote(own));
+  std::string binary = linked["output"];
+  EXPECT_EQ(binary, out + "/link/linked");
+  EXPECT_EQ(allocatedImage(binary), allocatedImage(own));
+
+  // The sizes are llvm-size's.
+  CommandResult size = run("llvm-size-22 " + quote(binary) + " | tail -1");
+  ASSERT_EQ(size.ExitCode, 0) << size.Err;
+  uint64_t text = 0, data = 0, bss = 0, dec = 0;
+  ASSERT_EQ(std::sscanf(size.Out.c_str(), "%lu %lu %lu %lu", &text, &data, &bss, &dec), 4) << size.Out;
+  EXPECT_EQ(linked["sizes"]["text"], text);
+  EXPECT_EQ(linked["sizes"]["data"], data);
+  EXPECT_EQ(linked["sizes"]["bss"], bss);
+  EXPECT_EQ(linked["sizes"]["allocated"], dec);
+  // The command as run, objects in link order.
+  std::vector<std::string> command = linked["command"];
+  ASSERT_GE(command.size(), modules().size() + 3);
+  EXPECT_EQ(command[0], Clang);
+  EXPECT_EQ(fs::path(command[2]).filename(), modules()[0] + ".o");
+  EXPECT_EQ(command.back(), binary);
+
+  // The objects waited for the link only.
+  EXPECT_TRUE(fs::is_empty(out + "/.mlgo-harvest/objects"));
+  std::string schema = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_summary.schema.json";
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(schema) + " " + quote(out + "/summary.json"));
+}
+
+TEST_F(HarvestLink, OptModeLinksWhatOptAndLlcMakeByHand) {
+  std::string out = Work / "out";
+  // llc's static relocation model: the link must not be PIE.
+  CommandResult r = run(harvest(out, "--compiler=opt --keep_objects " + linkFlag("-no-pie")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  std::string args;
+  for (const std::string &module : modules()) {
+    std::string bc = corpus() + "/" + module + ".bc", opt = Work / (module + ".opt.bc"), obj = Work / (module + ".o");
+    mustRun("opt-22 '-passes=default<Oz>' " + quote(bc) + " -o " + quote(opt));
+    mustRun("llc-22 -O2 -filetype=obj " + quote(opt) + " -o " + quote(obj));
+    args += " " + quote(obj);
+    // --keep_objects: still there, and the very objects llc makes.
+    EXPECT_EQ(readFile(out + "/.mlgo-harvest/objects/" + module + ".o"), readFile(obj)) << module;
+  }
+  std::string byHand = Work / "by-hand";
+  mustRun(Clang + " -fuse-ld=lld -no-pie" + args + " -o " + quote(byHand));
+  EXPECT_EQ(allocatedImage(linked["output"]), allocatedImage(byHand));
+  EXPECT_EQ(readFile(linked["output"]), readFile(byHand)); // the same objects: the same file
+}
+
+TEST_F(HarvestLink, OptModePieLinkFailsSayingWhy) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=opt " + linkFlag("-pie")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  EXPECT_NE(r.Err.find("add -no-pie to the template"), std::string::npos) << r.Err; // said before the compiles
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "failed");
+  EXPECT_NE(linked["reason"].get<std::string>().find("link with -no-pie"), std::string::npos) << linked.dump(2);
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("recompile with -fPIC"), std::string::npos);
+  // Kept for a rerun: a failed link leaves the objects.
+  EXPECT_EQ(std::distance(fs::directory_iterator(out + "/.mlgo-harvest/objects"), fs::directory_iterator()),
+            static_cast<long>(modules().size()));
+}
+
+TEST_F(HarvestLink, DefaultAndRandomPolicyBinariesRunAlike) {
+  std::string byDefault = Work / "default", byRandom = Work / "random";
+  for (auto [out, policy] : {std::pair{byDefault, "default"}, std::pair{byRandom, "random:0.5:7"}}) {
+    CommandResult r = run(harvest(out, "--compiler=clang --policy=" + std::string(policy) + " " + linkFlag()));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    ASSERT_EQ(harvestSummary(out)["linked"]["status"], "ok") << harvestSummary(out).dump(2);
+  }
+  // Another inlining, the same program.
+  EXPECT_NE(readFile(byDefault + "/link/linked"), readFile(byRandom + "/link/linked"));
+  CommandResult a = run(quote(byDefault + "/link/linked"));
+  CommandResult b = run(quote(byRandom + "/link/linked"));
+  ASSERT_EQ(a.ExitCode, 0) << a.Err;
+  ASSERT_EQ(b.ExitCode, 0) << b.Err;
+  EXPECT_NE(a.Out.find("sum "), std::string::npos) << a.Out;
+  EXPECT_EQ(a.Out, b.Out);
+}
+
+TEST_F(HarvestLink, LinkOrderFileSetsTheOrderAndUnknownNamesAreErrors) {
+  std::vector<std::string> reversed = modules();
+  std::reverse(reversed.begin(), reversed.end());
+  std::string order;
+  for (const std::string &m : reversed)
+    order += m + "\n";
+  writeFile(Work / "order.txt", order);
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_order=" + quote(Work / "order.txt") + " " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_EQ(linked["order"], Work / "order.txt");
+  std::vector<std::string> command = linked["command"];
+  for (size_t i = 0; i < reversed.size(); ++i)
+    EXPECT_EQ(fs::path(command[2 + i]).filename(), reversed[i] + ".o");
+
+  writeFile(Work / "bad.txt", order + "nosuch.o\n");
+  r = run(harvest(Work / "bad", "--compiler=clang --link_order=" + quote(Work / "bad.txt") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("'nosuch.o' is not a module of the corpus"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(Work / "bad/harvest.jsonl")); // refused before any compile
+
+  writeFile(Work / "short.txt", reversed[0] + "\n");
+  r = run(harvest(Work / "short", "--compiler=clang --link_order=" + quote(Work / "short.txt") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("does not list module"), std::string::npos) << r.Err;
+}
+
+TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
+  for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
+                                 Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {
+    CommandResult r = run(harvest(Work / "out", "--link=" + quote(bad)));
+    EXPECT_EQ(r.ExitCode, 2) << bad << "\n" << r.Err;
+    EXPECT_NE(r.Err.find("--link: the template must"), std::string::npos) << r.Err;
+  }
+  CommandResult r = run(harvest(Work / "out", "--keep_objects"));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("need --link"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(Work / "out/summary.json"));
+}
+
+TEST_F(HarvestLink, FailingLinkerIsReportedAndExitsNonZero) {
+  std::string linker = writeScript(Work / "bad-ld", "#!/bin/sh\necho 'ld: error: undefined symbol: nowhere' >&2\n"
+                                                    "exit 1\n");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link=" + quote(linker + " {objects} -o {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json summary = harvestSummary(out);
+  EXPECT_EQ(summary["modules"]["ok"], modules().size()); // the harvest itself is whole
+  nlohmann::json linked = summary["linked"];
+  EXPECT_EQ(linked["status"], "failed");
+  EXPECT_EQ(linked["exit_status"], "exit 1");
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("undefined symbol: nowhere"), std::string::npos);
+  EXPECT_FALSE(linked.contains("sizes"));
+  // The same harvest without --link exits 0: only an asked-for link counts.
+  r = run(harvest(Work / "plain", "--compiler=clang"));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_FALSE(harvestSummary(Work / "plain").contains("linked"));
+}
+
+TEST_F(HarvestLink, HangingLinkerIsKilledAtTheTimeout) {
+  std::string linker = writeScript(Work / "hang-ld", "#!/bin/sh\nsleep 300 & wait\n");
+  std::string out = Work / "out";
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r =
+      run(harvest(out, "--compiler=clang --link_timeout=1 --link=" + quote(linker + " {objects} -o {output}")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(100));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "timeout");
+  EXPECT_NE(linked["reason"].get<std::string>().find("--link_timeout"), std::string::npos) << linked.dump(2);
+  EXPECT_EQ(processesMentioning(Work / "hang-ld"), 0u); // the whole group is gone
+}
+
+TEST_F(HarvestLink, MissingExtraObjectIsNotLinked) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_extra=" + quote(Work / "missing.o") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "not_attempted");
+  EXPECT_NE(linked["reason"].get<std::string>().find(Work / "missing.o"), std::string::npos) << linked.dump(2);
+}
+
+TEST_F(HarvestLink, ExtraObjectsAreLinkedAfterTheModules) {
+  // A module without bitcode (an assembly source's object) that the program needs.
+  writeFile(Work / "extra.s", ".globl extra_answer\nextra_answer:\n  movl $42, %eax\n  ret\n"
+                              ".section .note.GNU-stack,\"\",@progbits\n");
+  mustRun(Clang + " -c " + quote(Work / "extra.s") + " -o " + quote(Work / "extra.o"));
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_extra=" + quote(Work / "extra.o") + " " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  std::vector<std::string> command = linked["command"];
+  EXPECT_EQ(command[2 + modules().size()], Work / "extra.o");
+  EXPECT_EQ(linked["extra_objects"], nlohmann::json::array({Work / "extra.o"}));
+}
+
+TEST_F(HarvestLink, FailedModuleMeansNoLinkAndNamesIt) {
+  // A copy of the corpus with one module's bitcode broken.
+  std::string broken = Work / "corpus";
+  fs::copy(corpus(), broken, fs::copy_options::recursive);
+  std::string victim = modules()[1];
+  writeFile(broken + "/" + victim + ".bc", "not bitcode");
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(broken, out, "--compiler=clang " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "not_attempted");
+  EXPECT_EQ(linked["modules_not_linkable"], nlohmann::json::array({victim + " (failed)"})) << linked.dump(2);
+  EXPECT_FALSE(exists(out + "/link/linked"));
+}
+
+TEST_F(HarvestLink, LinkerMayWriteOnlyItsOutputDirectory) {
+  if (landlockSupport().Abi < 1)
+    GTEST_SKIP() << "no Landlock: " << landlockSupport().Problem;
+  std::string escape = Work / "escaped";
+  std::string linker = writeScript(Work / "sneaky-ld",
+                                   "#!/bin/sh\necho x > " + quote(escape) + " || exit 7\nexec " + Clang + " \"$@\"\n");
+  std::string out = Work / "out";
+  CommandResult r =
+      run(harvest(out, "--compiler=clang --link=" + quote(linker + " -fuse-ld=lld {objects} -o {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  EXPECT_FALSE(exists(escape));
+  EXPECT_EQ(harvestSummary(out)["linked"]["exit_status"], "exit 7");
+}
+
+} // namespace
