@@ -1,5 +1,6 @@
 #include "mlgo/harvest/Harvester.h"
 
+#include "mlgo/corpus/LinkOrder.h"
 #include "mlgo/harvest/BaselineCache.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
@@ -608,14 +609,40 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
 }
 
 // --link, once every module is compiled (LinkStep.h).
+// The link order: --link_order, else the one extract-ir recorded, else the corpus'.
+llvm::Expected<std::vector<std::string>> linkOrderOf(const HarvestOptions &options, const CorpusDescription &corpus,
+                                                     const std::vector<PlannedModule> &plan, std::string &source) {
+  std::vector<std::string> planned;
+  for (const PlannedModule &module : plan)
+    planned.push_back(module.Name);
+  if (!options.Link.OrderFile.empty()) {
+    auto listed = readLinkOrderFile(options.Link.OrderFile);
+    if (!listed)
+      return listed.takeError();
+    source = options.Link.OrderFile;
+    return linkOrder(corpus.Modules, planned, &*listed, "--link_order: " + options.Link.OrderFile);
+  }
+  auto recorded = readLinkOrder(options.CorpusDir);
+  if (!recorded)
+    return recorded.takeError();
+  if (*recorded) {
+    source = joinPath(options.CorpusDir, LinkOrderFile);
+    return linkOrder(corpus.Modules, planned, &(*recorded)->Modules, source);
+  }
+  source = "corpus";
+  return linkOrder(corpus.Modules, planned, nullptr, "");
+}
+
 LinkResult linkProgram(const HarvestOptions &options, const std::vector<std::string> &order,
-                       const std::map<std::string, HarvestRecord> &done, const HarvestSummary &summary) {
+                       const std::string &orderSource, const std::map<std::string, HarvestRecord> &done,
+                       const HarvestSummary &summary) {
   if (summary.Interrupted || summary.Stopped) {
     LinkResult result;
+    result.OrderSource = orderSource;
     result.Reason = summary.Interrupted ? "the harvest was interrupted" : "the harvest stopped: " + *summary.Stopped;
     return result;
   }
-  LinkRequest request{options.Link, options.OutputDir, order, {}, options.CompilerWritableDirs};
+  LinkRequest request{options.Link, options.OutputDir, order, orderSource, {}, options.CompilerWritableDirs};
   for (const std::string &module : order)
     if (auto it = done.find(module); it == done.end() || !it->second.ok())
       request.NotOk.push_back(module + " (" + (it == done.end() ? "not compiled" : it->second.Status) + ")");
@@ -740,14 +767,12 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   if (!plan)
     return plan.takeError();
   std::vector<std::string> order; // --link: checked before anything is compiled
+  std::string orderSource;
   if (options.Link.requested()) {
-    std::vector<std::string> planned;
-    for (const PlannedModule &module : *plan)
-      planned.push_back(module.Name);
-    auto linkOrdered = linkOrder(corpus->Modules, planned, options.Link.OrderFile);
-    if (!linkOrdered)
-      return linkOrdered.takeError();
-    order = std::move(*linkOrdered);
+    auto ordered = linkOrderOf(options, *corpus, *plan, orderSource);
+    if (!ordered)
+      return ordered.takeError();
+    order = std::move(*ordered);
   }
 
   // A dying compiler or policy must not kill us, nor a file size limit
@@ -921,7 +946,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.TimedOut += status == "timeout";
   }
   if (options.Link.requested())
-    summary.Linked = linkProgram(options, order, done, summary);
+    summary.Linked = linkProgram(options, order, orderSource, done, summary);
   // A run that stopped on an unusable file system still says what it did:
   // the appended journal lines stay as they are if compaction fails, and
   // the summary goes to the log if it cannot be written.

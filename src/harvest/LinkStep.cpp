@@ -73,42 +73,48 @@ std::vector<std::string> linkCommand(const std::vector<std::string> &words, cons
   return argv;
 }
 
+llvm::Expected<std::vector<std::string>> readLinkOrderFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "--link_order: cannot read %s: %s", path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  std::vector<std::string> names;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (!line.rtrim("\r").trim().empty())
+      names.push_back(line.rtrim("\r").str());
+  return names;
+}
+
 llvm::Expected<std::vector<std::string>> linkOrder(const std::vector<std::string> &corpusModules,
                                                    const std::vector<std::string> &plannedModules,
-                                                   llvm::StringRef orderFile) {
+                                                   const std::vector<std::string> *listed, llvm::StringRef listName) {
   std::set<std::string> planned(plannedModules.begin(), plannedModules.end());
   std::vector<std::string> order;
-  if (orderFile.empty()) {
+  if (!listed) {
     for (const std::string &module : corpusModules)
       if (planned.count(module))
         order.push_back(module);
     return order;
   }
-  auto buffer = llvm::MemoryBuffer::getFile(orderFile, /*IsText=*/true);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "--link_order: cannot read %s: %s", orderFile.str().c_str(),
-                                   buffer.getError().message().c_str());
   std::set<std::string> known(corpusModules.begin(), corpusModules.end()), seen;
-  llvm::SmallVector<llvm::StringRef> lines;
-  (*buffer)->getBuffer().split(lines, '\n');
-  for (size_t i = 0; i < lines.size(); ++i) {
-    llvm::StringRef name = lines[i].rtrim("\r");
-    if (name.trim().empty())
-      continue;
-    if (!known.count(name.str()))
-      return llvm::createStringError("--link_order: %s line %zu: '%s' is not a module of the corpus",
-                                     orderFile.str().c_str(), i + 1, name.str().c_str());
-    if (!seen.insert(name.str()).second)
-      return llvm::createStringError("--link_order: %s line %zu: '%s' is listed twice", orderFile.str().c_str(), i + 1,
-                                     name.str().c_str());
-    if (planned.count(name.str()))
-      order.push_back(name.str());
+  for (size_t i = 0; i < listed->size(); ++i) {
+    const std::string &name = (*listed)[i];
+    if (!known.count(name))
+      return llvm::createStringError("%s: entry %zu, '%s', is not a module of the corpus", listName.str().c_str(),
+                                     i + 1, name.c_str());
+    if (!seen.insert(name).second)
+      return llvm::createStringError("%s: entry %zu, '%s', is listed twice", listName.str().c_str(), i + 1,
+                                     name.c_str());
+    if (planned.count(name))
+      order.push_back(name);
   }
   for (const std::string &module : plannedModules)
     if (!seen.count(module))
-      return llvm::createStringError("--link_order: %s does not list module '%s', which this harvest compiles (every "
-                                     "linked module must have its place)",
-                                     orderFile.str().c_str(), module.c_str());
+      return llvm::createStringError("%s does not list module '%s', which this harvest compiles (every linked module "
+                                     "must have its place)",
+                                     listName.str().c_str(), module.c_str());
   return order;
 }
 
@@ -137,7 +143,7 @@ nlohmann::ordered_json LinkResult::toJson() const {
 LinkResult linkHarvest(const LinkRequest &request) {
   const LinkSettings &settings = request.Settings;
   LinkResult result;
-  result.OrderSource = settings.OrderFile.empty() ? "corpus" : settings.OrderFile;
+  result.OrderSource = request.OrderSource;
   result.ExtraObjects = settings.ExtraObjects;
   std::string linkDir = joinPath(request.OutputDir, "link");
   result.Output = joinPath(linkDir, "linked");

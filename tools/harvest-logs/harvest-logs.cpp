@@ -222,8 +222,8 @@ int main(int argc, char **argv) {
                  "modules' objects (repeatable, in this order).");
   app.add_option("--link_order", o.Link.OrderFile,
                  "With --link: a file of module names, one per line, in the order the build linked them (default: "
-                 "the corpus' module order). A name the corpus lacks, or a harvested module it leaves out, is an "
-                 "error.");
+                 "the order extract-ir recorded in the corpus' link_order.json, else the corpus' module order). A "
+                 "name the corpus lacks, or a harvested module it leaves out, is an error.");
   app.add_flag("--keep_objects", o.Link.KeepObjects,
                "With --link: keep the objects (OUT/.mlgo-harvest/objects/) after a successful link; by default "
                "they are removed once linked (a failed link keeps them, so a rerun links without recompiling).");

@@ -38,12 +38,16 @@ llvm::Expected<std::vector<std::string>> parseLinkTemplate(llvm::StringRef linkT
 std::vector<std::string> linkCommand(const std::vector<std::string> &words, const std::vector<std::string> &objects,
                                      const std::string &output);
 
-/// The planned modules in link order: the order file's (names not planned
-/// are left out) or else the corpus'. A name the corpus does not have, or a
-/// planned module the order file leaves out, is an error naming it.
+/// A --link_order file: its non-blank lines.
+llvm::Expected<std::vector<std::string>> readLinkOrderFile(llvm::StringRef path);
+
+/// The planned modules in link order: `listed`'s (a --link_order file or the
+/// corpus' recorded link_order.json, named `listName` in errors; names not
+/// planned are left out), or else the corpus'. A listed name the corpus
+/// does not have or listed twice, or a planned module left out, is an error.
 llvm::Expected<std::vector<std::string>> linkOrder(const std::vector<std::string> &corpusModules,
                                                    const std::vector<std::string> &plannedModules,
-                                                   llvm::StringRef orderFile);
+                                                   const std::vector<std::string> *listed, llvm::StringRef listName);
 
 /// Where a module's object waits for the link: OUT/.mlgo-harvest/objects/.
 std::string stagedObjectPath(llvm::StringRef outputDir, llvm::StringRef module);
@@ -54,7 +58,7 @@ struct LinkResult {
   std::string Reason;                   // why, when not ok
   std::vector<std::string> Command;
   std::string Output;
-  std::string OrderSource; // "corpus" or the --link_order file
+  std::string OrderSource; // LinkRequest's
   size_t Objects = 0;
   std::vector<std::string> ExtraObjects;
   std::vector<std::string> ModulesNotLinkable; // failed, timed out, or without an object
@@ -70,6 +74,7 @@ struct LinkRequest {
   LinkSettings Settings;
   std::string OutputDir;
   std::vector<std::string> Order; // linkOrder()
+  std::string OrderSource;        // "corpus", the --link_order file, or the corpus' link_order.json
   /// Modules of the order whose latest record is not ok, with their status.
   std::vector<std::string> NotOk;
   std::vector<std::string> AlsoWritable; // --compiler_writable_dir
