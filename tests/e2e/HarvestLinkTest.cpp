@@ -308,6 +308,41 @@ TEST_F(HarvestLink, CorpusOfALinkedBinaryRelinksIntoThatBinary) {
   EXPECT_FALSE(exists(extracted + "/link_order.json"));
 }
 
+TEST_F(HarvestLink, PolicyBatchLinksEveryPolicyAgainstTheDefaultsLink) {
+  std::string out = Work / "batch";
+  CommandResult r = run(harvest(out, "--compiler=clang --policies=random:0.5:7,default " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json evaluation = nlohmann::json::parse(readFile(out + "/evaluation.json"));
+  ASSERT_EQ(evaluation["policies"].size(), 2u);
+  std::vector<nlohmann::json> summaries = {harvestSummary(out + "/policies/0"), harvestSummary(out + "/policies/1")};
+  for (size_t k = 0; k < 2; ++k) {
+    nlohmann::json linked = evaluation["policies"][k]["linked"];
+    ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+    EXPECT_EQ(linked["text"], summaries[k]["linked"]["sizes"]["text"]);
+    EXPECT_EQ(linked["allocated"], summaries[k]["linked"]["sizes"]["allocated"]);
+    EXPECT_EQ(linked["baseline_policy_index"], 1); // the default, wherever it is in the list
+  }
+  double randomText = summaries[0]["linked"]["sizes"]["text"], defaultText = summaries[1]["linked"]["sizes"]["text"];
+  EXPECT_DOUBLE_EQ(evaluation["policies"][0]["linked"]["text_change"].get<double>(), randomText / defaultText - 1);
+  EXPECT_NE(randomText, defaultText);
+  EXPECT_EQ(evaluation["policies"][1]["linked"]["text_change"], 0.0);
+  // One binary per policy, each the program.
+  CommandResult a = run(quote(out + "/policies/0/link/linked")), b = run(quote(out + "/policies/1/link/linked"));
+  EXPECT_EQ(a.ExitCode, 0);
+  EXPECT_EQ(a.Out, b.Out);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/evaluation_summary.schema.json") + " " +
+          quote(out + "/evaluation.json"));
+
+  // A policy whose link fails: the batch says so and exits 4.
+  std::string linker = writeScript(Work / "bad-ld", "#!/bin/sh\nexit 1\n");
+  r = run(harvest(Work / "bad", "--compiler=clang --policies=default --link=" + quote(linker + " {objects} {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  evaluation = nlohmann::json::parse(readFile(Work / "bad/evaluation.json"));
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["status"], "failed");
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["text_change"], nullptr);
+}
+
 TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
   for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
                                  Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {

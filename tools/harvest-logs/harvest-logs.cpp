@@ -216,7 +216,8 @@ int main(int argc, char **argv) {
                  "confined to write only in OUT/link/ and killed after --link_timeout; summary.json's linked records "
                  "its sizes (text, data, bss, allocated, as llvm-size counts them), the command and the status. Not "
                  "attempted when a module failed (a partial link would mislead). Exit 4 when the link cannot be made. "
-                 "In opt mode llc-22 makes non-PIC objects: link with -no-pie.");
+                 "In opt mode llc-22 makes non-PIC objects: link with -no-pie. With --policies, one link per policy "
+                 "(OUT/policies/<k>/link/linked), compared with the default policy's in evaluation.json.");
   app.add_option("--link_extra", o.Link.ExtraObjects,
                  "With --link: an object or archive without bitcode (e.g. from an assembly source) linked after the "
                  "modules' objects (repeatable, in this order).");
@@ -299,8 +300,6 @@ int main(int argc, char **argv) {
     auto words = parseLinkTemplate(linkTemplate);
     if (!words)
       return usage(llvm::toString(words.takeError()));
-    if (!batchSpecs.empty())
-      return usage("--link with --policies is not supported yet: link each policy's harvest on its own");
     o.Link.Template = linkTemplate;
     o.Link.Words = std::move(*words);
     // llc-22's objects are not position-independent: warned before an hour of compiles, not after.
@@ -383,6 +382,11 @@ int main(int argc, char **argv) {
     if (result->Interrupted) {
       log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
       return InterruptedExitCode;
+    }
+    if (result->LinksNotMade) {
+      log::error("--link: " + std::to_string(result->LinksNotMade) +
+                 " policies have no linked binary (evaluation.json's linked says why)");
+      return LinkNotMadeExitCode;
     }
     return strict && result->FailedCells ? 3 : 0;
   }
