@@ -343,6 +343,47 @@ TEST_F(HarvestLink, PolicyBatchLinksEveryPolicyAgainstTheDefaultsLink) {
   EXPECT_EQ(evaluation["policies"][0]["linked"]["text_change"], nullptr);
 }
 
+TEST_F(HarvestLink, CompareHarvestsShowsTheLinkedBinariesBesideTheTotals) {
+  std::string a = Work / "default", b = Work / "random", plain = Work / "plain";
+  mustRun(harvest(a, "--compiler=clang " + linkFlag()));
+  mustRun(harvest(b, "--compiler=clang --policy=random:0.5:7 " + linkFlag()));
+  mustRun(harvest(plain, "--compiler=clang --policy=random:0.5:7"));
+  uint64_t textA = harvestSummary(a)["linked"]["sizes"]["text"], textB = harvestSummary(b)["linked"]["sizes"]["text"];
+  ASSERT_NE(textA, textB);
+
+  std::string compare = tool("compare-harvests");
+  CommandResult r = run(compare + " " + quote(a) + " " + quote(b) + " --json=" + quote(Work / "c.json") +
+                        " --html=" + quote(Work / "c.html"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.2f%%", (static_cast<double>(textB) / textA - 1) * 100);
+  std::string expected = "linked binary: text A " + std::to_string(textA) + " bytes, B " + std::to_string(textB) +
+                         " bytes, change " + change;
+  EXPECT_NE(r.Out.find(expected), std::string::npos) << r.Out;
+  // Beside the per-module total, right after it.
+  EXPECT_LT(r.Out.find("native size over the"), r.Out.find("linked binary:")) << r.Out;
+  nlohmann::json j = nlohmann::json::parse(readFile(Work / "c.json"));
+  EXPECT_EQ(j["linked"]["a"]["text"], textA);
+  EXPECT_EQ(j["linked"]["b"]["text"], textB);
+  EXPECT_DOUBLE_EQ(j["linked"]["text_change"].get<double>(), static_cast<double>(textB) / textA - 1);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/compare_harvests.schema.json") + " " +
+          quote(Work / "c.json"));
+  std::string html = readFile(Work / "c.html");
+  EXPECT_NE(html.find("<p id=\"linked\">Linked binary: text A " + std::to_string(textA)), std::string::npos);
+
+  // Only one side linked: said, and no change computed.
+  r = run(compare + " " + quote(a) + " " + quote(plain) + " --json=" + quote(Work / "d.json"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Out.find("linked binary: only A has a linked binary: B harvested without --link"), std::string::npos)
+      << r.Out;
+  j = nlohmann::json::parse(readFile(Work / "d.json"));
+  EXPECT_EQ(j["linked"]["b"], nullptr);
+  EXPECT_EQ(j["linked"]["text_change"], nullptr);
+  r = run(compare + " " + quote(plain) + " " + quote(plain));
+  EXPECT_NE(r.Out.find("neither harvest has a linked binary"), std::string::npos) << r.Out;
+}
+
 TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
   for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
                                  Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {
