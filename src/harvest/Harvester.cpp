@@ -116,16 +116,33 @@ public:
           DefaultSizes[module] = entry.first;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
-      if (!Options.BaselineCacheDir.empty()) {
-        auto cache = BaselineCache::open(Options.BaselineCacheDir);
-        if (!cache)
-          return cache.takeError();
-        Baselines.emplace(std::move(*cache));
-        CompilerIdentity = compilerIdentity(Options.Compiler);
-      }
+      if (llvm::Error e = openBaselineCache())
+        return e;
     }
+    // --link: the default's linked size is kept there too.
+    if (Options.Link.requested() && !Baselines)
+      if (llvm::Error e = openBaselineCache())
+        return e;
     return llvm::Error::success();
   }
+
+  /// The module's baseline cache key (BaselineCache.h); nullopt without a
+  /// cache or when its inputs cannot be read.
+  std::optional<std::string> baselineKeyOf(const std::string &module) const {
+    if (!Baselines)
+      return std::nullopt;
+    auto in = inputs(module);
+    if (!in) {
+      llvm::consumeError(in.takeError());
+      return std::nullopt;
+    }
+    auto bitcode = llvm::MemoryBuffer::getFile(in->Bitcode, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!bitcode)
+      return std::nullopt;
+    return baselineKey({Options.Decisions, Options.Compiler, CompilerIdentity, in->CommandLine},
+                       (*bitcode)->getBuffer());
+  }
+  const std::optional<BaselineCache> &baselineCache() const { return Baselines; }
 
   /// Compiles a module; its log, if any, still lies in its work directory
   /// (place() puts it in logs/).
@@ -196,6 +213,17 @@ public:
   }
 
 private:
+  llvm::Error openBaselineCache() {
+    if (Options.BaselineCacheDir.empty())
+      return llvm::Error::success();
+    auto cache = BaselineCache::open(Options.BaselineCacheDir);
+    if (!cache)
+      return cache.takeError();
+    Baselines.emplace(std::move(*cache));
+    CompilerIdentity = compilerIdentity(Options.Compiler);
+    return llvm::Error::success();
+  }
+
   void removeWork(HarvestedModule &done) {
     if (!done.Work.empty())
       llvm::sys::fs::remove_directories(done.Work);
@@ -633,7 +661,54 @@ llvm::Expected<std::vector<std::string>> linkOrderOf(const HarvestOptions &optio
   return linkOrder(corpus.Modules, planned, nullptr, "");
 }
 
-LinkResult linkProgram(const HarvestOptions &options, const std::vector<std::string> &order,
+// --baseline_cache with --link: the default policy's link stores its sizes,
+// keyed by its modules' baseline keys and the template; another policy's
+// link finds them there, so it is compared with the default without
+// relinking (docs/harvest-logs.md#linked-size).
+void keepOrFindDefaultLink(const HarvestOptions &options, const Harvest &harvest, const std::vector<std::string> &order,
+                           LinkResult &result) {
+  std::vector<std::string> keys;
+  for (const std::string &module : order) {
+    std::optional<std::string> key = harvest.baselineKeyOf(module);
+    if (!key) {
+      result.BaselineStatus = "absent";
+      result.BaselineReason = "cannot compute the baseline key of " + module;
+      return;
+    }
+    keys.push_back(std::move(*key));
+  }
+  const BaselineCache &cache = *harvest.baselineCache();
+  auto key = [&](const char *what) {
+    return linkedBaselineKey(keys, options.Link.Words, options.Link.ExtraObjects, what);
+  };
+  if (options.Policy.How == PolicySpec::Kind::Default) {
+    if (!result.ok())
+      return;
+    llvm::Error stored = cache.store(key("text"), result.Sizes->Text, "(linked text)");
+    if (!stored)
+      stored = cache.store(key("allocated"), result.Sizes->allocated(), "(linked allocated)");
+    result.BaselineStatus = stored ? "absent" : "stored";
+    result.BaselineReason = stored ? "cannot store it: " + llvm::toString(std::move(stored)) : "";
+    if (!stored)
+      result.DefaultText = result.Sizes->Text, result.DefaultAllocated = result.Sizes->allocated();
+    return;
+  }
+  std::string why;
+  result.DefaultText = cache.lookup(key("text"), &why);
+  if (result.DefaultText)
+    result.DefaultAllocated = cache.lookup(key("allocated"), &why);
+  if (result.DefaultText && result.DefaultAllocated) {
+    result.BaselineStatus = "cached";
+    return;
+  }
+  result.DefaultText.reset();
+  result.BaselineStatus = "absent";
+  result.BaselineReason = why == "absent" ? "the cache has no default-policy link of these modules with this template "
+                                            "(harvest them with --policy=default and the same --link and cache)"
+                                          : why;
+}
+
+LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, const std::vector<std::string> &order,
                        const std::string &orderSource, const std::map<std::string, HarvestRecord> &done,
                        const HarvestSummary &summary) {
   if (summary.Interrupted || summary.Stopped) {
@@ -647,6 +722,8 @@ LinkResult linkProgram(const HarvestOptions &options, const std::vector<std::str
     if (auto it = done.find(module); it == done.end() || !it->second.ok())
       request.NotOk.push_back(module + " (" + (it == done.end() ? "not compiled" : it->second.Status) + ")");
   LinkResult result = linkHarvest(request);
+  if (harvest.baselineCache())
+    keepOrFindDefaultLink(options, harvest, order, result);
   if (result.ok())
     log::info("linked " + std::to_string(result.Objects) + " objects: " + result.Output + ", text " +
               std::to_string(result.Sizes->Text) + " bytes, allocated " + std::to_string(result.Sizes->allocated()));
@@ -946,7 +1023,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.TimedOut += status == "timeout";
   }
   if (options.Link.requested())
-    summary.Linked = linkProgram(options, order, orderSource, done, summary);
+    summary.Linked = linkProgram(options, harvest, order, orderSource, done, summary);
   // A run that stopped on an unusable file system still says what it did:
   // the appended journal lines stay as they are if compaction fails, and
   // the summary goes to the log if it cannot be written.

@@ -134,6 +134,19 @@ nlohmann::ordered_json LinkResult::toJson() const {
   j["modules_not_linkable"] = ModulesNotLinkable;
   if (Sizes)
     j["sizes"] = {{"text", Sizes->Text}, {"data", Sizes->Data}, {"bss", Sizes->Bss}, {"allocated", Sizes->allocated()}};
+  if (!BaselineStatus.empty()) {
+    auto change = [&](const std::optional<uint64_t> &base, uint64_t size) -> nlohmann::ordered_json {
+      if (!base || !*base || !Sizes)
+        return nullptr;
+      return static_cast<double>(size) / static_cast<double>(*base) - 1;
+    };
+    j["baseline"] = {{"status", BaselineStatus},
+                     {"reason", BaselineReason},
+                     {"text", DefaultText ? nlohmann::ordered_json(*DefaultText) : nullptr},
+                     {"allocated", DefaultAllocated ? nlohmann::ordered_json(*DefaultAllocated) : nullptr},
+                     {"text_change", change(DefaultText, Sizes ? Sizes->Text : 0)},
+                     {"allocated_change", change(DefaultAllocated, Sizes ? Sizes->allocated() : 0)}};
+  }
   j["exit_status"] = ExitStatus;
   j["stderr_tail"] = StderrTail;
   j["seconds"] = Seconds;

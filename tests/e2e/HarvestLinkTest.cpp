@@ -384,6 +384,37 @@ TEST_F(HarvestLink, CompareHarvestsShowsTheLinkedBinariesBesideTheTotals) {
   EXPECT_NE(r.Out.find("neither harvest has a linked binary"), std::string::npos) << r.Out;
 }
 
+TEST_F(HarvestLink, BaselineCacheKeepsTheDefaultsLinkedSize) {
+  std::string cache = Work / "cache", a = Work / "default", b = Work / "random";
+  mustRun(harvest(a, "--compiler=clang --baseline_cache=" + quote(cache) + " " + linkFlag()));
+  nlohmann::json stored = harvestSummary(a)["linked"];
+  ASSERT_EQ(stored["status"], "ok") << stored.dump(2);
+  EXPECT_EQ(stored["baseline"]["status"], "stored") << stored.dump(2);
+  EXPECT_EQ(stored["baseline"]["text_change"], 0.0);
+
+  // A random policy's link is compared with it without relinking the default.
+  mustRun(harvest(b, "--compiler=clang --policy=random:0.5:7 --baseline_cache=" + quote(cache) + " " + linkFlag()));
+  nlohmann::json linked = harvestSummary(b)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  nlohmann::json baseline = linked["baseline"];
+  EXPECT_EQ(baseline["status"], "cached") << baseline.dump(2);
+  EXPECT_EQ(baseline["text"], stored["sizes"]["text"]);
+  EXPECT_EQ(baseline["allocated"], stored["sizes"]["allocated"]);
+  EXPECT_DOUBLE_EQ(baseline["text_change"].get<double>(),
+                   linked["sizes"]["text"].get<double>() / stored["sizes"]["text"].get<double>() - 1);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_summary.schema.json") + " " +
+          quote(b + "/summary.json"));
+
+  // Another template is another link: not in the cache.
+  mustRun(harvest(Work / "other", "--compiler=clang --policy=random:0.5:7 --baseline_cache=" + quote(cache) + " " +
+                                      linkFlag("-Wl,--gc-sections")));
+  baseline = harvestSummary(Work / "other")["linked"]["baseline"];
+  EXPECT_EQ(baseline["status"], "absent");
+  EXPECT_NE(baseline["reason"].get<std::string>().find("has no default-policy link"), std::string::npos);
+  EXPECT_EQ(baseline["text_change"], nullptr);
+}
+
 TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
   for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
                                  Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {

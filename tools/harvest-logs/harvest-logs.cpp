@@ -195,7 +195,9 @@ int main(int argc, char **argv) {
                  "A directory of default-policy native sizes (the rewards' baselines) shared with other runs: each "
                  "module's baseline is compiled once for all harvests that name it, keyed by the module's bitcode and "
                  "command line, the compilers and the code generation flags. Safe for concurrent runs, on one machine "
-                 "or a shared file system; a damaged or foreign entry is recomputed.");
+                 "or a shared file system; a damaged or foreign entry is recomputed. With --link it also keeps the "
+                 "default policy's linked size (keyed by the modules' keys and the template), against which other "
+                 "policies' links are then compared (summary.json's linked.baseline).");
   app.add_flag("--decision_sites", o.DecisionSites,
                "Plugin mode: also write logs/<module>.sites.jsonl, which call site each decision of the log was about "
                "(caller, callee, site ordinal, debug location, default and policy decision; one record per "

@@ -65,6 +65,12 @@ struct LinkResult {
   std::optional<BerkeleySizes> Sizes;          // llvm-size's, of the linked binary
   std::string ExitStatus, StderrTail;
   double Seconds = 0;
+  /// With --baseline_cache: the default policy's linked binary of the same
+  /// modules and template. "stored" (this is the default policy's link),
+  /// "cached" (taken from the cache: DefaultSizes set), "absent" (why in
+  /// BaselineReason); "" = no cache.
+  std::string BaselineStatus, BaselineReason;
+  std::optional<uint64_t> DefaultText, DefaultAllocated;
   bool ok() const { return Status == "ok"; }
   nlohmann::ordered_json toJson() const;
 };
