@@ -425,6 +425,13 @@ TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
   CommandResult r = run(harvest(Work / "out", "--keep_objects"));
   EXPECT_EQ(r.ExitCode, 2) << r.Err;
   EXPECT_NE(r.Err.find("need --link"), std::string::npos) << r.Err;
+  // Part of the program is no program.
+  r = run(harvest(Work / "out", "--shard=0/2 " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("a partial link would mislead"), std::string::npos) << r.Err;
+  r = run(harvest(Work / "out", "--sampling_rate=0.5 " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("is not the program"), std::string::npos) << r.Err;
   EXPECT_FALSE(exists(Work / "out/summary.json"));
 }
 

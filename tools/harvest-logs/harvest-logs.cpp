@@ -302,6 +302,12 @@ int main(int argc, char **argv) {
     auto words = parseLinkTemplate(linkTemplate);
     if (!words)
       return usage(llvm::toString(words.takeError()));
+    // A shard or a sample holds part of the program: its link would mislead.
+    if (o.Selection.ShardCount > 1)
+      return usage("--link with --shard: each shard compiles part of the program, and a partial link would mislead; "
+                   "harvest unsharded to link");
+    if (o.Selection.SamplingRate < 1.0)
+      return usage("--link with --sampling_rate below 1: a sample of the modules is not the program");
     o.Link.Template = linkTemplate;
     o.Link.Words = std::move(*words);
     // llc-22's objects are not position-independent: warned before an hour of compiles, not after.
