@@ -904,16 +904,24 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   if (summary.Confinement.Abi == 0)
     log::warning("compiles run without write confinement: " + summary.Confinement.Problem + " (docs/security.md)");
   summary.Planned = plan->size();
+  size_t recompiledForLink = 0;
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.ok() &&
                     (!it->second.LogWritten || llvm::sys::fs::exists(logPath(options, name)));
-    if (finished && !options.Force)
+    // --link needs every object: one removed after an earlier link is made again.
+    bool objectMissing =
+        finished && options.Link.requested() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
+    recompiledForLink += objectMissing && !options.Force;
+    if (finished && !objectMissing && !options.Force)
       ++summary.Skipped;
     else
       todo.push_back(i);
   }
+  if (recompiledForLink)
+    log::info("--link: compiling again " + std::to_string(recompiledForLink) +
+              " modules done by an earlier run whose objects are gone (--keep_objects keeps them)");
   if (summary.Skipped)
     log::info("resuming: " + std::to_string(summary.Skipped) + " of " + std::to_string(plan->size()) +
               " modules are already done (--force redoes them)");

@@ -180,9 +180,7 @@ LinkResult linkHarvest(const LinkRequest &request) {
   }
   if (!withoutObject.empty()) {
     result.ModulesNotLinkable = withoutObject;
-    result.Reason = std::to_string(withoutObject.size()) +
-                    " module(s) have no object to link: done by an earlier "
-                    "run whose objects were removed after its link (--force recompiles them)";
+    result.Reason = std::to_string(withoutObject.size()) + " module(s) have no object to link";
     return result;
   }
   for (const std::string &extra : settings.ExtraObjects)

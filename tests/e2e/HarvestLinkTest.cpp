@@ -415,6 +415,36 @@ TEST_F(HarvestLink, BaselineCacheKeepsTheDefaultsLinkedSize) {
   EXPECT_EQ(baseline["text_change"], nullptr);
 }
 
+TEST_F(HarvestLink, RunningAgainLinksAgain) {
+  std::string out = Work / "out";
+  mustRun(harvest(out, "--compiler=clang " + linkFlag()));
+  fs::copy_file(out + "/link/linked", Work / "first");
+  // The objects went after the link: the modules are compiled again for it.
+  CommandResult r = run(harvest(out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json summary = harvestSummary(out);
+  EXPECT_EQ(summary["linked"]["status"], "ok") << summary.dump(2);
+  EXPECT_EQ(summary["modules"]["skipped_done"], 0);
+  EXPECT_NE(r.Err.find("compiling again 4 modules"), std::string::npos) << r.Err;
+  EXPECT_TRUE(sameImage(out + "/link/linked", Work / "first"));
+
+  // Kept objects: nothing to compile, the link is made from them.
+  std::string kept = Work / "kept";
+  mustRun(harvest(kept, "--compiler=clang --keep_objects " + linkFlag()));
+  r = run(harvest(kept, "--compiler=clang --keep_objects " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  summary = harvestSummary(kept);
+  EXPECT_EQ(summary["modules"]["skipped_done"], modules().size());
+  EXPECT_EQ(summary["linked"]["status"], "ok") << summary.dump(2);
+  EXPECT_TRUE(sameImage(kept + "/link/linked", Work / "first"));
+
+  // --explicit_temps_dir keeps the work directories whole: the object is copied.
+  std::string temps = Work / "temps";
+  mustRun(harvest(Work / "explicit", "--compiler=clang --explicit_temps_dir=" + quote(temps) + " " + linkFlag()));
+  EXPECT_EQ(harvestSummary(Work / "explicit")["linked"]["status"], "ok");
+  EXPECT_TRUE(exists(temps + "/" + modules()[0] + "/native.o"));
+}
+
 TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
   for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
                                  Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {

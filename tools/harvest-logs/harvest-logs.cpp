@@ -229,7 +229,8 @@ int main(int argc, char **argv) {
                  "name the corpus lacks, or a harvested module it leaves out, is an error.");
   app.add_flag("--keep_objects", o.Link.KeepObjects,
                "With --link: keep the objects (OUT/.mlgo-harvest/objects/) after a successful link; by default "
-               "they are removed once linked (a failed link keeps them, so a rerun links without recompiling).");
+               "they are removed once linked (a failed link keeps them, so a rerun links without recompiling; a "
+               "rerun after a successful link compiles the modules again).");
   app.add_option("--link_timeout", o.Link.TimeoutSeconds,
                  "With --link: seconds before the linker (and its process group) is killed; the link is then "
                  "'timeout'.")
