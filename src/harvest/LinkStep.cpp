@@ -51,8 +51,9 @@ llvm::Expected<std::vector<std::string>> parseLinkTemplate(llvm::StringRef linkT
     return llvm::createStringError("--link: the template must have the word {objects} (where the objects go) once, "
                                    "e.g. 'clang-22 -fuse-ld=lld {objects} -o {output}'; it is: %s",
                                    linkTemplate.str().c_str());
-  if (occurrences(*words, OutputWord, /*wholeWord=*/false) != 1)
-    return llvm::createStringError("--link: the template must have {output} (the linked binary) once, e.g. "
+  // {output} may recur inside words (-Wl,-Map={output}.map), but must be there.
+  if (occurrences(*words, OutputWord, /*wholeWord=*/false) == 0)
+    return llvm::createStringError("--link: the template must have {output} (the linked binary), e.g. "
                                    "'clang-22 -fuse-ld=lld {objects} -o {output}'; it is: %s",
                                    linkTemplate.str().c_str());
   if ((*words)[0] == ObjectsWord || llvm::StringRef((*words)[0]).contains(OutputWord))

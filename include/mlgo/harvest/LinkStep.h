@@ -29,7 +29,7 @@ struct LinkSettings {
 };
 
 /// Splits a --link template into words; an error unless it has both
-/// {objects} and {output}, each once.
+/// {objects} once, as a word of its own, and {output} (also inside words).
 llvm::Expected<std::vector<std::string>> parseLinkTemplate(llvm::StringRef linkTemplate);
 
 /// The template's words with {output} replaced by `output` (also inside a
