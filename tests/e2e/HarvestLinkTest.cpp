@@ -334,6 +334,15 @@ TEST_F(HarvestLink, PolicyBatchLinksEveryPolicyAgainstTheDefaultsLink) {
           quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/evaluation_summary.schema.json") + " " +
           quote(out + "/evaluation.json"));
 
+  // Without a default policy there is no baseline: said, and no change.
+  r = run(harvest(Work / "nodefault", "--compiler=clang --policies=random:0.5:7 " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("no linked `default` policy in the batch"), std::string::npos) << r.Err;
+  evaluation = nlohmann::json::parse(readFile(Work / "nodefault/evaluation.json"));
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["status"], "ok");
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["baseline_policy_index"], nullptr);
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["text_change"], nullptr);
+
   // A policy whose link fails: the batch says so and exits 4.
   std::string linker = writeScript(Work / "bad-ld", "#!/bin/sh\nexit 1\n");
   r = run(harvest(Work / "bad", "--compiler=clang --policies=default --link=" + quote(linker + " {objects} {output}")));
