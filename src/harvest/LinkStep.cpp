@@ -161,6 +161,8 @@ LinkResult linkHarvest(const LinkRequest &request) {
   result.ExtraObjects = settings.ExtraObjects;
   std::string linkDir = joinPath(request.OutputDir, "link");
   result.Output = joinPath(linkDir, "linked");
+  // An earlier run's binary must not outlive a link that is not made now.
+  llvm::sys::fs::remove_directories(linkDir);
 
   // A partial link would mislead: every module of the order, or none.
   std::vector<std::string> objects;
@@ -197,7 +199,6 @@ LinkResult linkHarvest(const LinkRequest &request) {
 
   // A fresh directory: the linker may write only here (its output and
   // temporary files), so it is the confinement's root.
-  llvm::sys::fs::remove_directories(linkDir);
   if (llvm::Error e = ensureDirectory(linkDir)) {
     result.Status = "failed";
     result.Reason = "cannot create " + linkDir + ": " + llvm::toString(std::move(e));

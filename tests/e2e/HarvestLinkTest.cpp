@@ -535,10 +535,13 @@ TEST_F(HarvestLink, FailedModuleMeansNoLinkAndNamesIt) {
   // A copy of the corpus with one module's bitcode broken.
   std::string broken = Work / "corpus";
   fs::copy(corpus(), broken, fs::copy_options::recursive);
+  std::string out = Work / "out";
+  // An earlier, whole run's binary: it must not pass for this run's.
+  mustRun(harvestCommand(broken, out, "--compiler=clang " + linkFlag()));
+  ASSERT_TRUE(exists(out + "/link/linked"));
   std::string victim = modules()[1];
   writeFile(broken + "/" + victim + ".bc", "not bitcode");
-  std::string out = Work / "out";
-  CommandResult r = run(harvestCommand(broken, out, "--compiler=clang " + linkFlag()));
+  CommandResult r = run(harvestCommand(broken, out, "--force --compiler=clang " + linkFlag()));
   EXPECT_EQ(r.ExitCode, 4) << r.Err;
   nlohmann::json linked = harvestSummary(out)["linked"];
   EXPECT_EQ(linked["status"], "not_attempted");
