@@ -43,6 +43,7 @@ dict_for() {
   compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab) echo "$root/fuzz/dict/json.dict" ;;
   linker_params) echo "$root/fuzz/dict/params.dict" ;;
   shell_words) echo "$root/fuzz/dict/shell.dict" ;;
+  command_line_screen) echo "$root/fuzz/dict/command_line.dict" ;;
   training_log) echo "$root/fuzz/dict/training_log.dict" ;;
   esac
 }

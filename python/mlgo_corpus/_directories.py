@@ -2,24 +2,16 @@
 
 import json
 import os
-import stat
 from typing import Dict, Iterator, List, Optional
 
 from . import _native
-from ._log import Log, read_log
+from ._log import Log
 
 
-def _regular_file(path: str, what: str) -> str:
-    """A harvest directory is someone else's data: its files are read only
-    when they are regular files, never through a symbolic link (which could
-    point anywhere) or from a FIFO (which would block the read forever)."""
-    try:
-        st = os.lstat(path)
-    except OSError as e:
-        raise _native.MlgoError("%s: cannot read the %s: %s" % (path, what, e.strerror)) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise _native.MlgoError("%s: the %s is not a regular file" % (path, what))
-    return path
+# A harvest directory is someone else's data: its files are read only when
+# they are regular files, never through a symbolic link in any component
+# below the harvest (logs/sub -> /elsewhere could point anywhere) or from a
+# FIFO (which would block the read forever). The native readers open them so.
 
 
 class HarvestModule:
@@ -30,10 +22,13 @@ class HarvestModule:
     sites_path:  logs/<module>.sites.jsonl (exists with --decision_sites).
     """
 
-    def __init__(self, entry: dict):
+    def __init__(self, entry: dict, harvest_path: str):
         self.record: dict = json.loads(entry["json"])
         self.log_path: Optional[str] = entry["log"]
         self.sites_path: str = entry["sites"]
+        self._harvest_path = harvest_path
+        self._log_name: str = entry["log_name"]
+        self._sites_name: str = entry["sites_name"]
 
     name = property(lambda self: self.record["module"])
     status = property(lambda self: self.record["status"])
@@ -50,17 +45,25 @@ class HarvestModule:
         if self.log_path is None:
             raise _native.MlgoError("%s: no log (status %s%s)" % (
                 self.name, self.status, ", " + self.reason if self.reason else ""))
-        return read_log(_regular_file(self.log_path, "log"))
+        return Log(_native.read_log_beneath(self._harvest_path, self._log_name))
+
+    def iter_log(self, batch_size: int = 4096) -> Iterator[Log]:
+        """The module's log in batches (mlgo_corpus.iter_log), read as read_log reads it."""
+        if self.log_path is None:
+            raise _native.MlgoError("%s: no log (status %s%s)" % (
+                self.name, self.status, ", " + self.reason if self.reason else ""))
+        return (Log(batch) for batch in _native.LogBatches(self._harvest_path, self._log_name, batch_size))
 
     def sites(self) -> Optional[List[dict]]:
         """The decision sites (harvest-logs --decision_sites), or None."""
-        if not os.path.lexists(self.sites_path):
+        data = _native.read_file_beneath(self._harvest_path, self._sites_name)
+        if data is None:
             return None
-        with open(_regular_file(self.sites_path, "sites file"), encoding="utf-8") as f:
-            try:
-                return [json.loads(line) for line in f if line.strip()]
-            except ValueError as e:
-                raise _native.MlgoError("%s: not a sites file: %s" % (self.sites_path, e)) from None
+        try:
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as open() reads lines
+            return [json.loads(line) for line in text.split("\n") if line.strip()]
+        except ValueError as e:  # UnicodeDecodeError is one
+            raise _native.MlgoError("%s: not a sites file: %s" % (self.sites_path, e)) from None
 
     def __repr__(self) -> str:
         return "HarvestModule(%r, %s, native_size=%s)" % (self.name, self.status, self.native_size)
@@ -80,7 +83,7 @@ class Harvest:
         self.options: Optional[dict] = json.loads(data["options"]) if data["options"] else None
         self.summary: Optional[dict] = json.loads(data["summary"]) if data["summary"] else None
         self.torn_tail: bool = data["torn_tail"]
-        self.modules: List[HarvestModule] = [HarvestModule(r) for r in data["records"]]
+        self.modules: List[HarvestModule] = [HarvestModule(r, self.path) for r in data["records"]]
         self._by_name: Dict[str, HarvestModule] = {m.name: m for m in self.modules}
 
     def __len__(self) -> int:

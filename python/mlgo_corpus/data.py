@@ -14,7 +14,7 @@ of any size in batches, split across DataLoader workers by log.
 """
 
 import os
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -34,6 +34,17 @@ def _log_paths(source: Paths) -> List[str]:
     if isinstance(source, Harvest):
         return [m.log_path for m in source.with_logs()]
     return [os.fspath(p) for p in source]
+
+
+def _read_logs(source: Paths) -> Iterator[Tuple[str, Log]]:
+    """(path, log) of each log; a harvest's are read as Harvest reads them
+    (no symbolic link followed below the harvest)."""
+    if isinstance(source, Harvest):
+        for m in source.with_logs():
+            yield m.log_path, m.read_log()
+    else:
+        for p in source:
+            yield os.fspath(p), read_log(p)
 
 
 def _matrix(log: Log, features: Sequence[str]) -> np.ndarray:
@@ -56,8 +67,7 @@ class ObservationDataset(Dataset):
                  transform: Optional[Callable[[Log], np.ndarray]] = None):
         xs, ys = [], []
         self.features = list(features) if features is not None else None
-        for path in _log_paths(source):
-            log = read_log(path)
+        for path, log in _read_logs(source):
             if not len(log):
                 continue
             if log.decisions is None:
@@ -86,12 +96,16 @@ class LogStream(IterableDataset):
     def __init__(self, source: Paths, batch_size: int = 4096,
                  collate: Optional[Callable[[Log], object]] = None):
         self.paths = _log_paths(source)
+        # A harvest's logs are read as Harvest reads them (no link followed below it).
+        self._modules = source.with_logs() if isinstance(source, Harvest) else None
         self.batch_size = batch_size
         self.collate = collate
 
     def __iter__(self) -> Iterator[object]:
         worker = get_worker_info()
-        paths = self.paths if worker is None else self.paths[worker.id::worker.num_workers]
-        for path in paths:
-            for batch in iter_log(path, self.batch_size):
+        mine = range(len(self.paths)) if worker is None else range(worker.id, len(self.paths), worker.num_workers)
+        for i in mine:
+            batches = (self._modules[i].iter_log(self.batch_size) if self._modules is not None
+                       else iter_log(self.paths[i], self.batch_size))
+            for batch in batches:
                 yield self.collate(batch) if self.collate is not None else batch

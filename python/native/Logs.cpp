@@ -82,6 +82,18 @@ py::dict readLog(const std::string &path) {
   return columnsToDict(read);
 }
 
+// A harvest's log: below the harvest no symbolic link is followed, in any
+// component (a planted logs/sub -> /elsewhere would read another file).
+py::dict readLogBeneath(const std::string &root, const std::string &relative) {
+  llvm::Expected<LogColumns> columns = llvm::createStringError("not read");
+  {
+    py::gil_scoped_release unlocked;
+    columns = readLogColumnsBeneath(root, relative);
+  }
+  LogColumns read = unwrap(std::move(columns));
+  return columnsToDict(read);
+}
+
 /// iter_log's batches: a Python iterator over one open log.
 class LogBatches {
 public:
@@ -89,6 +101,12 @@ public:
     if (batchSize == 0)
       throw py::value_error("batch_size must be at least 1");
     Reader = unwrap(LogColumnReader::open(path));
+  }
+  /// A harvest's log, opened below `root` without following a link.
+  LogBatches(const std::string &root, const std::string &relative, size_t batchSize) : BatchSize(batchSize) {
+    if (batchSize == 0)
+      throw py::value_error("batch_size must be at least 1");
+    Reader = unwrap(LogColumnReader::openBeneath(root, relative));
   }
 
   py::dict next() {
@@ -156,8 +174,12 @@ py::list readTFRecord(const std::string &path) {
 void registerLogs(py::module_ &module) {
   module.def("read_log", &readLog, py::arg("path"),
              "Every observation of a training log, column by column (a dict; mlgo_corpus.read_log wraps it).");
+  module.def("read_log_beneath", &readLogBeneath, py::arg("root"), py::arg("relative"),
+             "read_log of the log `relative` below the directory `root`, following no symbolic link below it.");
   py::class_<LogBatches>(module, "LogBatches")
       .def(py::init<const std::string &, size_t>(), py::arg("path"), py::arg("batch_size"))
+      .def(py::init<const std::string &, const std::string &, size_t>(), py::arg("root"), py::arg("relative"),
+           py::arg("batch_size"))
       .def("__iter__", [](LogBatches &self) -> LogBatches & { return self; })
       .def("__next__", &LogBatches::next);
   module.def("read_tfrecord", &readTFRecord, py::arg("path"),

@@ -134,6 +134,12 @@ llvm::Expected<std::vector<DecisionSite>> readDecisionSites(llvm::StringRef path
     int Fd;
     ~Closer() { ::close(Fd); }
   } closer{fd};
+  return readDecisionSites(fd, path, limits);
+}
+
+llvm::Expected<std::vector<DecisionSite>> readDecisionSites(int fd, llvm::StringRef pathRef,
+                                                            const DecisionSitesLimits &limits) {
+  std::string path = pathRef.str();
   struct stat st;
   if (::fstat(fd, &st) != 0)
     return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot stat %s: %s", path.c_str(),

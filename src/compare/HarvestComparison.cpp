@@ -1,6 +1,7 @@
 #include "mlgo/compare/HarvestComparison.h"
 
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -55,12 +56,17 @@ std::optional<std::vector<DecisionSite>> readSide(ComparedHarvest &side, const H
   if (!record.hasLog())
     return std::vector<DecisionSite>(); // no decision, no log: no sites either
   std::string path = harvestSitesPath(side.Dir, record.Module);
-  if (!llvm::sys::fs::exists(path)) {
-    side.SitesProblems.emplace_back(record.Module, path + " is missing (the module has a log with " +
-                                                       std::to_string(record.Decisions) + " decisions)");
+  // Below the harvest no link is followed, in any component (sub/m0's logs/sub).
+  auto opened = openRegularFileBeneath(side.Dir, harvestSitesName(record.Module));
+  if (!opened) {
+    llvm::Error e = opened.takeError();
+    side.SitesProblems.emplace_back(record.Module, consumeIfMissing(e)
+                                                       ? path + " is missing (the module has a log with " +
+                                                             std::to_string(record.Decisions) + " decisions)"
+                                                       : llvm::toString(std::move(e)));
     return std::nullopt;
   }
-  auto sites = readDecisionSites(path, limits);
+  auto sites = readDecisionSites(opened->get(), path, limits);
   if (!sites) {
     side.SitesProblems.emplace_back(record.Module, llvm::toString(sites.takeError()));
     return std::nullopt;
@@ -149,7 +155,10 @@ void compareDecisionSites(HarvestComparison &c, const HarvestJournal &a, const H
     for (const ModuleSizeChange &m : c.Modules) {
       if (side.HasSites)
         break;
-      side.HasSites = llvm::sys::fs::exists(harvestSitesPath(side.Dir, m.Module));
+      auto present = existsBeneath(side.Dir, harvestSitesName(m.Module));
+      side.HasSites = !present || *present; // a link on the way: reported when the file is read
+      if (!present)
+        llvm::consumeError(present.takeError());
     }
   };
   hasSites(c.A, a);

@@ -1,82 +1,146 @@
 #include "mlgo/corpus/DriverJob.h"
 
-#include "clang/Basic/Diagnostic.h"
-#include "clang/Basic/DiagnosticIDs.h"
-#include "clang/Basic/DiagnosticOptions.h"
-#include "clang/Driver/Compilation.h"
-#include "clang/Driver/Driver.h"
-#include "clang/Driver/Job.h"
-#include "clang/Driver/Tool.h"
-#include "clang/Frontend/TextDiagnosticBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/VirtualFileSystem.h"
-#include "llvm/TargetParser/Host.h"
+#include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/support/ChildProcess.h"
+#include "mlgo/support/PathUtil.h"
+#include "mlgo/support/Watchdog.h"
 
-#include <memory>
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 namespace mlgo {
 namespace {
 
-std::string firstError(const clang::TextDiagnosticBuffer &diagnostics) {
-  for (auto it = diagnostics.err_begin(); it != diagnostics.err_end(); ++it)
-    return it->second;
-  return "";
+// How long the driver may take to plan: it reads a few directories.
+constexpr std::chrono::seconds PlanTimeout(30);
+
+// One job line of `clang -###`: its arguments, each in double quotes with
+// '"', '\' and '$' escaped by a backslash (llvm::sys::printArg).
+std::optional<std::vector<std::string>> parseJobLine(llvm::StringRef line) {
+  std::vector<std::string> args;
+  size_t i = 0;
+  while (true) {
+    while (i < line.size() && line[i] == ' ')
+      ++i;
+    if (i == line.size())
+      return args;
+    if (line[i] != '"')
+      return std::nullopt;
+    std::string arg;
+    for (++i;; ++i) {
+      if (i == line.size())
+        return std::nullopt;
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        arg += line[++i];
+        continue;
+      }
+      if (line[i] == '"')
+        break;
+      arg += line[i];
+    }
+    ++i;
+    args.push_back(std::move(arg));
+  }
+}
+
+std::string firstErrorLine(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (line.contains("error:"))
+      return line.trim().str();
+  return text.trim().take_back(300).str();
 }
 
 } // namespace
 
 llvm::Expected<std::vector<std::string>> cc1LineOfDriverLine(llvm::ArrayRef<std::string> args,
                                                              llvm::StringRef clangPath, llvm::StringRef input) {
-  clang::DiagnosticOptions options;
-  auto *buffer = new clang::TextDiagnosticBuffer;
-  clang::DiagnosticsEngine diagnostics(clang::DiagnosticIDs::create(), options, buffer, /*ShouldOwnClient=*/true);
-  clang::driver::Driver driver(clangPath, llvm::sys::getDefaultTargetTriple(), diagnostics, "mlgo screen");
-  driver.setCheckInputsExist(false);
-  // The corpus' flags, then what harvest-logs adds: -c (a compile never
-  // links), the module as IR, a placeholder output.
-  std::string output = (input + ".o").str();
-  std::string clang = clangPath.str();
-  std::vector<const char *> argv = {clang.c_str()};
-  for (const std::string &arg : args)
-    argv.push_back(arg.c_str());
-  std::string inputText = input.str();
-  for (const char *ours : {"-c", "-x", "ir", inputText.c_str(), "-o", output.c_str()})
-    argv.push_back(ours);
-  std::unique_ptr<clang::driver::Compilation> compilation(driver.BuildCompilation(argv));
-  if (!compilation || diagnostics.hasErrorOccurred() || compilation->containsError())
-    return llvm::createStringError("clang-22's driver refuses the line: %s", firstError(*buffer).c_str());
-  const clang::driver::JobList &jobs = compilation->getJobs();
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("mlgo-plan", dir))
+    return llvm::createStringError(ec, "cannot create a temporary directory: %s", ec.message().c_str());
+  auto cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(dir); });
+  // clang's own driver plans the compile and prints its jobs (-###) without
+  // running them, in a child: whatever the planning does with the corpus'
+  // flags (it can run an offload-arch tool) happens there, confined, and a
+  // crash costs that child.
+  // The driver checks that its input exists: an empty stand-in of the same
+  // name (the name is what cc1's -main-file-name takes).
+  std::string inputText = joinPath(dir, llvm::sys::path::filename(input)), output = joinPath(dir, "planned.o");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream standIn(inputText, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write %s: %s", inputText.c_str(), ec.message().c_str());
+  }
+  SpawnOptions spawn;
+  spawn.Argv = {clangPath.str()};
+  spawn.Argv.insert(spawn.Argv.end(), args.begin(), args.end());
+  spawn.Argv.insert(spawn.Argv.end(), {"-c", "-x", "ir", inputText, "-o", output, "-###"});
+  spawn.StdoutPath = joinPath(dir, "jobs.out");
+  spawn.StderrPath = joinPath(dir, "jobs.err");
+  spawn.ConfineWritesTo = dir.str().str();
+  spawn.ReadExec = toolReadExecRules(clangPath.str()); // as a compile: its toolchain and the system's libraries
+  auto child = ChildProcess::spawn(spawn);
+  if (!child)
+    return child.takeError();
+  ExitStatus status;
+  {
+    Watch watch(*child, std::chrono::steady_clock::now() + PlanTimeout);
+    child->exitedNoReap(/*block=*/true);
+    watch.disarm();
+    if (watch.timedOut())
+      return llvm::createStringError("clang-22's driver did not plan the line within %lld s",
+                                     static_cast<long long>(PlanTimeout.count()));
+    status = child->wait();
+  }
+  std::string printed = fileTail(spawn.StderrPath, 1 << 20);
+  if (!status.ok())
+    return llvm::createStringError("clang-22's driver refuses the line (%s): %s", status.describe().c_str(),
+                                   firstErrorLine(printed).c_str());
+  std::vector<std::vector<std::string>> jobs;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(printed).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.starts_with(" \""))
+      continue;
+    auto job = parseJobLine(line);
+    if (!job)
+      return llvm::createStringError("cannot read the driver's plan: %s", line.take_front(200).str().c_str());
+    jobs.push_back(std::move(*job));
+  }
   if (jobs.size() != 1)
     return llvm::createStringError("the driver line makes %zu jobs; harvest-logs runs only a line that is one "
                                    "compile (cc1) job",
                                    jobs.size());
-  const clang::driver::Command &job = *jobs.begin();
-  const llvm::opt::ArgStringList &cc1 = job.getArguments();
-  bool emitsObject = false;
-  for (const char *arg : cc1)
-    emitsObject = emitsObject || llvm::StringRef(arg) == "-emit-obj";
-  if (!job.getCreator().isLinkJob() && llvm::StringRef(job.getCreator().getName()) == "clang" && !cc1.empty() &&
-      llvm::StringRef(cc1[0]) == "-cc1" && emitsObject) {
-    // The input and output are harvest-logs' own, added after the advisor's flags.
-    std::vector<std::string> line;
-    for (size_t i = 0; i < cc1.size(); ++i) {
-      llvm::StringRef arg = cc1[i];
-      if (arg == "-o" && i + 1 < cc1.size()) {
-        ++i;
-        continue;
-      }
-      if (arg == "-x" && i + 2 < cc1.size() && llvm::StringRef(cc1[i + 2]) == inputText) {
-        i += 2;
-        continue;
-      }
-      if (arg == inputText)
-        continue;
-      line.push_back(arg.str());
+  const std::vector<std::string> &job = jobs.front();
+  bool cc1 = job.size() > 1 && job[1] == "-cc1";
+  bool emitsObject = std::find(job.begin(), job.end(), "-emit-obj") != job.end();
+  if (!cc1 || !emitsObject)
+    return llvm::createStringError("the driver line runs %s, not one clang compile that emits an object",
+                                   llvm::join(llvm::ArrayRef(job).take_front(3), " ").c_str());
+  // The input and output are harvest-logs' own, added after the advisor's flags.
+  std::vector<std::string> line;
+  for (size_t i = 1; i < job.size(); ++i) {
+    const std::string &arg = job[i];
+    if (arg == "-o" && i + 1 < job.size() && job[i + 1] == output) {
+      ++i;
+      continue;
     }
-    return line;
+    if (arg == "-x" && i + 2 < job.size() && job[i + 2] == inputText) {
+      i += 2;
+      continue;
+    }
+    if (arg == inputText)
+      continue;
+    line.push_back(arg);
   }
-  return llvm::createStringError("the driver line runs %s (%s), not one clang compile that emits an object",
-                                 job.getCreator().getName(), job.getExecutable());
+  return line;
 }
 
 } // namespace mlgo

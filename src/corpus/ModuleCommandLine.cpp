@@ -5,6 +5,7 @@
 #include "mlgo/corpus/InertLlvmOptions.h"
 
 #include "clang/Options/Options.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Option/Arg.h"
 #include "llvm/Option/ArgList.h"
@@ -42,6 +43,7 @@ const FlagRule Rules[] = {
     {"--config-user-dir=", C::DriverSetup},
     {"-ccc-install-dir", C::DriverSetup},
     {"--driver-mode=", C::DriverSetup},
+    {"--offload-arch-tool=", C::DriverSetup}, // a program the driver runs while it plans
     // Files written other than our object.
     {"-o", C::WritesFile},
     {"-stats-file=", C::WritesFile},
@@ -287,62 +289,84 @@ std::optional<std::string> unsafeLlvmOption(llvm::StringRef value) {
   return std::nullopt;
 }
 
-std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> args) {
+namespace {
+
+// Why a flag of class `c` is refused; "" when it is not.
+std::string refusal(FlagClass c, const std::string &spelled, llvm::StringRef name) {
+  switch (c) {
+  case FlagClass::LoadsCode:
+    return spelled + " (" + name.str() + " loads code into the compiler)";
+  case FlagClass::WritesFile:
+    return spelled + " (" + name.str() + " writes a file outside the module's work directory)";
+  case FlagClass::CopiesFile:
+    return spelled + " (" + name.str() + " puts another file's contents into the object)";
+  case FlagClass::DriverSetup:
+    return spelled + " (" + name.str() + " changes which programs or options clang's driver uses)";
+  default:
+    return "";
+  }
+}
+
+} // namespace
+
+std::vector<std::string> unsafeCommandLineFlags(llvm::ArrayRef<std::string> args) {
+  std::vector<std::string> found;
   // clang's main expands every argument that starts with '@' (a value of a
   // separate option too) before it parses anything: the screen would see
   // another line than the one that runs.
   for (const std::string &arg : args)
     if (llvm::StringRef(arg).starts_with("@"))
-      return arg + " (a response file: clang would read more arguments from it)";
+      found.push_back(arg + " (a response file: clang would read more arguments from it)");
   ParsedLine p = parse(args);
   bool cc1 = isCc1(args);
+  // A value that is a whole argument starting with '@' is named above; one
+  // inside a joined spelling (-mllvm=@F, -Xclang=@F) is named here.
+  auto isWholeResponseFile = [&](const char *value) {
+    return llvm::StringRef(value).starts_with("@") && llvm::is_contained(p.Argv, value);
+  };
   std::vector<std::string> passedOn = {"-cc1"};
   for (const llvm::opt::Arg *arg : p.List) {
     const llvm::opt::Option option = arg->getOption().getUnaliasedOption();
     std::string name = canonicalName(*arg);
     std::string spelled = arg->getAsString(p.List);
-    if (option.getKind() == llvm::opt::Option::UnknownClass)
-      return "'" + spelled + "' is not a clang-22 " + (cc1 ? "cc1 " : "") + "option";
-    if (option.getKind() == llvm::opt::Option::InputClass)
-      return "'" + spelled + "' is an input file (harvest-logs gives the module's bitcode itself)";
-    if (name == "-mllvm") {
+    if (option.getKind() == llvm::opt::Option::UnknownClass) {
+      found.push_back("'" + spelled + "' is not a clang-22 " + (cc1 ? "cc1 " : "") + "option");
+    } else if (option.getKind() == llvm::opt::Option::InputClass) {
+      if (!llvm::StringRef(spelled).starts_with("@")) // already named
+        found.push_back("'" + spelled + "' is an input file (harvest-logs gives the module's bitcode itself)");
+    } else if (name == "-mllvm") {
       for (const char *value : arg->getValues())
-        if (auto why = unsafeLlvmOption(value))
-          return why;
-      continue;
+        if (!isWholeResponseFile(value))
+          if (auto why = unsafeLlvmOption(value))
+            found.push_back(*why);
+    } else if (passesOnToCc1(name)) { // screened together below, as the cc1 line they make
+      for (const char *value : arg->getValues()) {
+        if (isWholeResponseFile(value))
+          continue;
+        if (llvm::StringRef(value).starts_with("@"))
+          found.push_back(spelled + " (a response file: clang would read more arguments from it)");
+        else
+          passedOn.push_back(value);
+      }
+    } else if (auto rule = ruleMap().find(name); rule != ruleMap().end()) {
+      if (std::string why = refusal(rule->second, spelled, name); !why.empty())
+        found.push_back(why);
     }
-    if (passesOnToCc1(name)) { // screened together below, as the cc1 line they make
-      for (const char *value : arg->getValues())
-        passedOn.push_back(value);
-      continue;
-    }
-    auto rule = ruleMap().find(name);
-    if (rule == ruleMap().end())
-      continue;
-    if (rule->second == FlagClass::LoadsCode)
-      return spelled + " (" + name + " loads code into the compiler)";
-    if (rule->second == FlagClass::WritesFile)
-      return spelled + " (" + name + " writes a file outside the module's work directory)";
-    if (rule->second == FlagClass::CopiesFile)
-      return spelled + " (" + name + " puts another file's contents into the object)";
-    if (rule->second == FlagClass::DriverSetup)
-      return spelled + " (" + name + " changes which programs or options clang's driver uses)";
   }
-  if (auto rule = ruleMap().find(missingValueOption(p, cc1)); rule != ruleMap().end()) {
-    std::string spelled = p.Argv[p.MissingIndex];
-    if (rule->second == FlagClass::LoadsCode)
-      return spelled + " (" + rule->first().str() + " loads code into the compiler)";
-    if (rule->second == FlagClass::WritesFile)
-      return spelled + " (" + rule->first().str() + " writes a file outside the module's work directory)";
-    if (rule->second == FlagClass::CopiesFile)
-      return spelled + " (" + rule->first().str() + " puts another file's contents into the object)";
-    if (rule->second == FlagClass::DriverSetup)
-      return spelled + " (" + rule->first().str() + " changes which programs or options clang's driver uses)";
-  }
+  if (auto rule = ruleMap().find(missingValueOption(p, cc1)); rule != ruleMap().end())
+    if (std::string why = refusal(rule->second, p.Argv[p.MissingIndex], rule->first()); !why.empty())
+      found.push_back(why);
   if (passedOn.size() > 1)
-    if (auto why = unsafeCommandLineFlag(passedOn))
-      return "-Xclang " + *why;
-  return std::nullopt;
+    for (std::string &why : unsafeCommandLineFlags(passedOn))
+      found.push_back("-Xclang " + why);
+  return found;
+}
+
+std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> args) {
+  std::vector<std::string> found = unsafeCommandLineFlags(args);
+  if (found.empty())
+    return std::nullopt;
+  return found.front();
 }
 
 char UnsafeCommandLineError::ID = 0;
@@ -353,8 +377,9 @@ void UnsafeCommandLineError::log(llvm::raw_ostream &os) const {
 }
 
 llvm::Error screenCommandLine(llvm::ArrayRef<std::string> args, llvm::StringRef source) {
-  if (auto why = unsafeCommandLineFlag(args))
-    return llvm::make_error<UnsafeCommandLineError>(source.str(), *why);
+  std::vector<std::string> found = unsafeCommandLineFlags(args);
+  if (!found.empty())
+    return llvm::make_error<UnsafeCommandLineError>(source.str(), llvm::join(found, "; "));
   return llvm::Error::success();
 }
 
@@ -368,8 +393,10 @@ llvm::Expected<std::vector<std::string>> screenedCompileLine(llvm::ArrayRef<std:
   if (!cc1)
     return llvm::make_error<UnsafeCommandLineError>(source.str(), llvm::toString(cc1.takeError()));
   std::vector<std::string> line = dropHarvestFlags(*cc1);
-  if (auto why = unsafeCommandLineFlag(line))
-    return llvm::make_error<UnsafeCommandLineError>(source.str(), "the driver line's cc1 job has " + *why);
+  std::vector<std::string> found = unsafeCommandLineFlags(line);
+  if (!found.empty())
+    return llvm::make_error<UnsafeCommandLineError>(source.str(),
+                                                    "the driver line's cc1 job has " + llvm::join(found, "; "));
   return line;
 }
 

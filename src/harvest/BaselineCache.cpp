@@ -2,6 +2,7 @@
 
 #include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -13,7 +14,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mlgo {
@@ -22,6 +26,9 @@ namespace {
 constexpr const char *Format = "mlgo-baseline-cache/1";
 // An entry is a hundred bytes or so: anything much larger is not one.
 constexpr uint64_t MaxEntryBytes = 4096;
+
+// Relative to the cache: a fan-out directory of 256, then the entry.
+std::string entryName(const std::string &key) { return key.substr(0, 2) + "/" + key + ".json"; }
 
 std::string sha256Hex(llvm::ArrayRef<llvm::StringRef> parts) {
   llvm::SHA256 hash;
@@ -114,9 +121,7 @@ llvm::Expected<BaselineCache> BaselineCache::open(const std::string &dir) {
   return BaselineCache(dir);
 }
 
-std::string BaselineCache::entryPath(const std::string &key) const {
-  return joinPath(joinPath(Dir, key.substr(0, 2)), key + ".json");
-}
+std::string BaselineCache::entryPath(const std::string &key) const { return joinPath(Dir, entryName(key)); }
 
 std::optional<uint64_t> BaselineCache::lookup(const std::string &key, std::string *why) const {
   auto miss = [&](std::string reason) -> std::optional<uint64_t> {
@@ -125,19 +130,35 @@ std::optional<uint64_t> BaselineCache::lookup(const std::string &key, std::strin
     return std::nullopt;
   };
   std::string path = entryPath(key);
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status, /*follow=*/false))
-    return miss(ec == std::errc::no_such_file_or_directory ? "absent" : "cannot read " + path + ": " + ec.message());
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
+  // The fan-out directory as it is, never through a link planted in its
+  // place (that would send every harvest's entries elsewhere): a miss.
+  auto fanOut = openParentBeneath(Dir, entryName(key));
+  if (!fanOut) {
+    llvm::Error e = fanOut.takeError();
+    return miss(consumeIfMissing(e) ? "absent" : llvm::toString(std::move(e)));
+  }
+  struct stat status;
+  if (::fstatat(fanOut->Dir.get(), fanOut->Name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0)
+    return miss(errno == ENOENT ? "absent" : "cannot read " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(status.st_mode))
     return miss(path + " is not a regular file");
-  if (status.getSize() > MaxEntryBytes)
+  if (static_cast<uint64_t>(status.st_size) > MaxEntryBytes)
     return miss(path + " is too large to be an entry");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return miss("cannot read " + path + ": " + buffer.getError().message());
-  if ((*buffer)->getBufferSize() > MaxEntryBytes)
+  FileDescriptor fd(::openat(fanOut->Dir.get(), fanOut->Name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd)
+    return miss("cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char chunk[MaxEntryBytes + 1];
+  for (ssize_t n; text.size() <= MaxEntryBytes && (n = ::read(fd.get(), chunk, sizeof(chunk))) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return miss("cannot read " + path + ": " + std::strerror(errno));
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  if (text.size() > MaxEntryBytes)
     return miss(path + " is too large to be an entry");
-  nlohmann::json entry = nlohmann::json::parse((*buffer)->getBuffer(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!entry.is_object() || !entry.contains("format") || entry["format"] != Format)
     return miss(path + " is not a baseline cache entry");
   if (!entry.contains("key") || entry["key"] != key)
@@ -154,8 +175,11 @@ std::optional<uint64_t> BaselineCache::lookup(const std::string &key, std::strin
 llvm::Error BaselineCache::store(const std::string &key, uint64_t size, llvm::StringRef module) const {
   std::string path = entryPath(key);
   std::string dir = dirName(path).str();
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
+  // Made or opened without following a link: an entry is never written
+  // through a fan-out directory planted as one.
+  auto fanOut = openParentBeneath(Dir, entryName(key), /*create=*/true);
+  if (!fanOut)
+    return fanOut.takeError();
   nlohmann::ordered_json entry = {{"format", Format},
                                   {"key", key},
                                   {"native_size", size},
@@ -166,16 +190,19 @@ llvm::Error BaselineCache::store(const std::string &key, uint64_t size, llvm::St
   char host[64] = "";
   ::gethostname(host, sizeof(host) - 1);
   std::random_device random;
-  std::string temporary = joinPath(dir, "." + key.substr(0, 16) + ".tmp." + host + "." + std::to_string(::getpid()) +
-                                            "." + std::to_string(random()));
-  if (llvm::Error e = writeNewFile(temporary, entry.dump() + "\n"))
+  std::string temporaryName =
+      "." + key.substr(0, 16) + ".tmp." + host + "." + std::to_string(::getpid()) + "." + std::to_string(random());
+  std::string temporary = joinPath(dir, temporaryName);
+  int dirFd = fanOut->Dir.get();
+  if (llvm::Error e = writeNewFileAt(dirFd, temporaryName, temporary, entry.dump() + "\n"))
     return e;
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
-    return llvm::createStringError(ec, "cannot rename %s to %s: %s", temporary.c_str(), path.c_str(),
-                                   ec.message().c_str());
+  if (::renameat(dirFd, temporaryName.c_str(), dirFd, fanOut->Name.c_str()) != 0) {
+    int err = errno;
+    ::unlinkat(dirFd, temporaryName.c_str(), 0);
+    return llvm::createStringError(std::error_code(err, std::generic_category()), "cannot rename %s to %s: %s",
+                                   temporary.c_str(), path.c_str(), std::strerror(err));
   }
-  return syncDirectory(dir);
+  return syncDirectoryDescriptor(dirFd, dir);
 }
 
 } // namespace mlgo

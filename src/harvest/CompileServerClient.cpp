@@ -1,5 +1,6 @@
 #include "mlgo/harvest/CompileServerClient.h"
 
+#include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/server/CompileServerProtocol.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -58,6 +59,12 @@ llvm::Error CompileServerClient::ensureRunning() {
   // malloc on transparent huge pages: a compile's heap faults in 2 MiB at a
   // time instead of 4 KiB (a third fewer page faults, ~4% of the harvest's
   // time on zstd). A setting of the user's wins.
+  // A crashing child's stack dump is symbolized by our LLVM's symbolizer,
+  // which its confinement lets it run (the first in PATH may be another
+  // LLVM's, outside the toolchain: docs/security.md). A setting of the user's wins.
+  if (std::string symbolizer = ownLlvmTool("llvm-symbolizer");
+      !symbolizer.empty() && !std::getenv("LLVM_SYMBOLIZER_PATH"))
+    options.Environment.push_back("LLVM_SYMBOLIZER_PATH=" + symbolizer);
   const char *tunables = std::getenv("GLIBC_TUNABLES");
   if (!tunables)
     options.Environment.push_back("GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
@@ -107,6 +114,7 @@ llvm::Expected<ChildProcess> CompileServerClient::spawn(const std::string &tool,
   request.WorkingDirectory = options.WorkingDirectory;
   request.ConfineWritesTo = options.ConfineWritesTo;
   request.AlsoWritable = options.AlsoWritable;
+  request.ReadExec = options.ReadExec;
   std::vector<std::string> message = server::encodeRequest(request);
   // A server that died between compiles (nothing of ours in flight) is
   // replaced and the request sent again.

@@ -1,5 +1,6 @@
 #include "mlgo/harvest/CompilerDriver.h"
 
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/OwnLlvmTools.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/support/ChildProcess.h"
@@ -122,7 +123,8 @@ ModuleCommands moduleCommands(const CompilerSettings &settings, Problem problem,
                                                        "regalloc", "-opt-record-format", "yaml"});
     commands.Compile.insert(commands.Compile.end(), settings.ExtraFlags.begin(), settings.ExtraFlags.end());
     // A driver line (trusted: the screen runs others as their cc1 job)
-    // compiles only: without -c the driver would also run the linker.
+    // would also link: a compile never does, and its confinement could not
+    // run the linker (docs/security.md).
     if (inputs.CommandLine.empty() || inputs.CommandLine.front() != "-cc1")
       commands.Compile.push_back("-c");
     commands.Compile.insert(commands.Compile.end(), {"-x", "ir", inputs.Bitcode, "-o", commands.Native});
@@ -152,6 +154,7 @@ llvm::Expected<CompilerCapabilities> probeCompiler(llvm::StringRef path, Compile
   auto start = [&](std::vector<std::string> argv, const std::string &out) {
     SpawnOptions spawn{std::move(argv), out, joinPath(dir, "err")};
     spawn.ConfineWritesTo = dir.str().str();
+    spawn.ReadExec = toolReadExecRules(path.str());
     return ChildProcess::spawn(spawn);
   };
   auto versionChild = start(version, versionOut);

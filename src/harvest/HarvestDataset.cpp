@@ -4,12 +4,15 @@
 
 namespace mlgo {
 
+std::string harvestLogName(const std::string &module) { return "logs/" + module + ".log"; }
+std::string harvestSitesName(const std::string &module) { return "logs/" + module + ".sites.jsonl"; }
+
 std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module) {
-  return joinPath(joinPath(outputDir, "logs"), module + ".log");
+  return joinPath(outputDir, harvestLogName(module));
 }
 
 std::string harvestSitesPath(llvm::StringRef outputDir, const std::string &module) {
-  return joinPath(joinPath(outputDir, "logs"), module + ".sites.jsonl");
+  return joinPath(outputDir, harvestSitesName(module));
 }
 
 std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef outputDir,
@@ -23,7 +26,7 @@ std::vector<DatasetInput> harvestDatasetInputs(Problem problem, llvm::StringRef 
     const HarvestRecord &r = *it->second;
     if (problem == Problem::Inliner && (!r.NativeSize || *r.NativeSize == 0))
       continue;
-    DatasetInput input{harvestLogPath(outputDir, module.Name), {}};
+    DatasetInput input{harvestLogName(module.Name), {}, outputDir.str()};
     if (isRegalloc(problem))
       input.Reward.How = RewardPolicy::Mode::Score;
     else if (r.Reward) {

@@ -55,6 +55,17 @@ public:
         wrongType(name, "a boolean", *v);
     }
   }
+  void strings(const char *name, std::optional<std::vector<std::string>> &out, bool required = true) {
+    if (const Json *v = find(name, required)) {
+      bool ok = v->is_array();
+      for (const Json &e : ok ? *v : Json::array())
+        ok = ok && e.is_string();
+      if (ok)
+        out = v->get<std::vector<std::string>>();
+      else
+        wrongType(name, "a list of strings", *v);
+    }
+  }
   void count(const char *name, size_t &out, bool required = true) {
     if (const Json *v = find(name, required)) {
       if (v->is_number_unsigned())
@@ -237,6 +248,8 @@ llvm::Expected<std::optional<HarvestSummaryFile>> readHarvestSummary(llvm::Strin
       cf.boolean("active", c.Active);
       cf.count("landlock_abi", c.LandlockAbi);
       cf.string("warning", c.Warning, /*required=*/false);
+      cf.strings("readable", c.Readable, /*required=*/false);
+      cf.strings("executable", c.Executable, /*required=*/false);
       if (llvm::Error e = cf.error())
         return std::move(e);
       summary.Confined = std::move(c);

@@ -9,6 +9,7 @@
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -121,13 +123,20 @@ llvm::Error loadShard(Shard &shard, size_t count, const std::vector<PlannedModul
   std::sort(ordered.begin(), ordered.end());
   for (auto &[p, name] : ordered) {
     auto it = shard.Journal.find(name);
-    if (it == shard.Journal.end())
+    if (it == shard.Journal.end()) {
       shard.Absent.push_back(name);
-    else if (it->second.Record.hasLog() && !llvm::sys::fs::exists(harvestLogPath(shard.Dir, name))) {
+      continue;
+    }
+    // Not through a link planted in the shard's logs/ (sub/m0 under logs/sub).
+    auto present = existsBeneath(shard.Dir, harvestLogName(name));
+    if (!present)
+      return llvm::createStringError("%s: refusing to merge it: %s", shardName(shard, count).c_str(),
+                                     llvm::toString(present.takeError()).c_str());
+    if (it->second.Record.hasLog() && !*present) {
       shard.Absent.push_back(name);
       shard.LogMissing.insert(name);
       shard.Journal.erase(it);
-    } else if (!it->second.Record.hasLog() && llvm::sys::fs::exists(harvestLogPath(shard.Dir, name)))
+    } else if (!it->second.Record.hasLog() && *present)
       shard.Stale.push_back(name);
   }
   if (!shard.Stale.empty()) {
@@ -185,11 +194,19 @@ llvm::Expected<Json> commonSettings(const std::vector<Shard> &shards) {
 // The shards' summaries combined as if one run had made them all: counts
 // from the merged journal, timings from the shards (the longest shard's
 // seconds, the largest RSS, the total CPU time).
-// Confined only if every shard was: the lowest ABI, the first warning.
+// Confined only if every shard was: the lowest ABI, the first warning; what
+// any shard's compiles could read and execute (the union), when every shard
+// says.
 Json mergedConfinement(const std::vector<Shard> &shards) {
-  bool active = true, any = false;
+  bool active = true, any = false, listed = true;
   size_t abi = 0;
   std::string warning;
+  std::vector<std::string> readable, executable;
+  auto addAll = [](std::vector<std::string> &to, const std::vector<std::string> &from) {
+    for (const std::string &path : from)
+      if (std::find(to.begin(), to.end(), path) == to.end())
+        to.push_back(path);
+  };
   for (const Shard &shard : shards) {
     if (!shard.Summary || !shard.Summary->Confined)
       continue;
@@ -198,11 +215,21 @@ Json mergedConfinement(const std::vector<Shard> &shards) {
     active = active && c.Active;
     if (warning.empty())
       warning = c.Warning;
+    listed = listed && c.Readable && c.Executable;
+    if (listed) {
+      addAll(readable, *c.Readable);
+      addAll(executable, *c.Executable);
+    }
     any = true;
   }
   if (!any)
     return {{"active", false}, {"landlock_abi", 0}, {"warning", "no shard summary records confinement"}};
-  return {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
+  Json merged = {{"active", active}, {"landlock_abi", active ? abi : 0}, {"warning", warning}};
+  if (active && listed) {
+    merged["readable"] = readable;
+    merged["executable"] = executable;
+  }
+  return merged;
 }
 
 // Used only if every shard used it (the first shard's reason, or the first
@@ -293,24 +320,25 @@ llvm::Error errnoError(const char *what, const std::string &path) {
 // Copies (or links) a shard's log into the staging directory, synced before
 // the staging directory is renamed into place (docs/harvest-logs.md's
 // durability policy). A shard is someone else's data: its log must be a
-// regular file, not a symbolic link (that would copy a file from outside the
-// shard) nor a FIFO or device (a merge that never ends).
-llvm::Error placeLog(const std::string &from, const std::string &to, bool hardLink) {
+// regular file reached without a symbolic link in any component below the
+// shard (that would copy a file from outside the shard) nor a FIFO or device
+// (a merge that never ends).
+llvm::Error placeLog(const std::string &shardDir, const std::string &relative, const std::string &to, bool hardLink) {
   if (llvm::Error e = ensureDirectory(dirName(to)))
     return e;
-  int in = ::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (in < 0)
-    return errno == ELOOP
-               ? llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                         "%s is a symbolic link, not a log: refusing to merge it", from.c_str())
-               : errnoError("cannot open", from);
+  std::string from = joinPath(shardDir, relative);
+  auto opened = openBeneath(shardDir, relative, O_RDONLY | O_NONBLOCK);
+  if (!opened)
+    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), "%s: refusing to merge it",
+                                   llvm::toString(opened.takeError()).c_str());
+  int in = opened->get();
   struct Closer {
     int &Fd;
     ~Closer() {
       if (Fd >= 0)
         ::close(Fd);
     }
-  } closeIn{in};
+  };
   struct stat st;
   if (::fstat(in, &st) != 0)
     return errnoError("cannot read", from);
@@ -320,10 +348,23 @@ llvm::Error placeLog(const std::string &from, const std::string &to, bool hardLi
   if (hardLink) {
     // The file just checked, whatever happens to the name meanwhile.
     std::string self = "/proc/self/fd/" + std::to_string(in);
-    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
-        ::link(from.c_str(), to.c_str()) != 0)
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0)
+      return llvm::Error::success(); // the shard's own file, synced by its harvest; the directory is synced later
+    // Without /proc: the name in its directory as opened without links, and
+    // the linked file must still be the one checked.
+    auto parent = openParentBeneath(shardDir, relative);
+    if (!parent)
+      return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), "%s: refusing to merge it",
+                                     llvm::toString(parent.takeError()).c_str());
+    if (::linkat(parent->Dir.get(), parent->Name.c_str(), AT_FDCWD, to.c_str(), 0) != 0)
       return errnoError(("cannot link " + from + " to").c_str(), to);
-    return llvm::Error::success(); // the shard's own file, synced by its harvest; the directory is synced later
+    struct stat linked;
+    if (::lstat(to.c_str(), &linked) != 0 || linked.st_ino != st.st_ino || linked.st_dev != st.st_dev) {
+      ::unlink(to.c_str());
+      return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
+                                     "%s changed while it was merged: refusing to merge it", from.c_str());
+    }
+    return llvm::Error::success();
   }
   int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out < 0)
@@ -562,10 +603,10 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
     if (!it->second.Record.hasLog())
       continue;
     std::string to = harvestLogPath(staging, name);
-    if (llvm::Error e = placeLog(harvestLogPath(shard.Dir, name), to, o.HardLink))
+    if (llvm::Error e = placeLog(shard.Dir, harvestLogName(name), to, o.HardLink))
       return e;
     if (sites)
-      if (llvm::Error e = placeLog(harvestSitesPath(shard.Dir, name), harvestSitesPath(staging, name), o.HardLink))
+      if (llvm::Error e = placeLog(shard.Dir, harvestSitesName(name), harvestSitesPath(staging, name), o.HardLink))
         return e;
     for (std::string dir = parentOf(to); dir.size() > staging.size() && directories.insert(dir).second;)
       dir = parentOf(dir);

@@ -2,6 +2,7 @@
 
 #include "mlgo/corpus/LinkOrder.h"
 #include "mlgo/harvest/BaselineCache.h"
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
@@ -16,6 +17,7 @@
 #include "mlgo/log/LogDataset.h"
 #include "mlgo/server/CompileServerProtocol.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
@@ -60,7 +62,7 @@ struct LogPlacement {
 struct HarvestedModule {
   ModuleRecord Record;
   LogPlacement Placement;
-  std::string Work; // removed once placed; empty: kept (--explicit_temps_dir)
+  std::string Work; // below OUT, removed once placed; empty: kept (--explicit_temps_dir)
 };
 
 // Finished modules waiting for their syncs, per worker: enough to cover a
@@ -78,25 +80,42 @@ llvm::Expected<size_t> countLines(const std::string &path) {
 }
 
 // A module's log and the sites file that describes it come and go together.
-std::error_code removeLog(const HarvestOptions &o, const std::string &module) {
-  if (std::error_code ec = llvm::sys::fs::remove(harvestSitesPath(o.OutputDir, module)))
-    return ec;
-  return llvm::sys::fs::remove(logPath(o, module));
+// Module names nest (sub/m0): neither removal follows a link planted in
+// OUT/logs, which would make us delete files we do not own.
+llvm::Error removeLog(const HarvestOptions &o, const std::string &module) {
+  if (llvm::Error e = removeBeneath(o.OutputDir, harvestSitesName(module)))
+    return e;
+  return removeBeneath(o.OutputDir, harvestLogName(module));
+}
+
+// A work directory that cannot be made: a planted link is named as one; any
+// other failure is a WriteError, which stops the run on an unusable file system.
+llvm::Error workDirectoryError(const std::string &work, llvm::Error error) {
+  return llvm::handleErrors(std::move(error), [&](const BeneathError &e) -> llvm::Error {
+    if (e.symbolicLink())
+      return llvm::createStringError(e.convertToErrorCode(), "%s", e.message().c_str());
+    return llvm::make_error<WriteError>(work, e.convertToErrorCode());
+  });
 }
 
 class Harvest {
 public:
   Harvest(const HarvestOptions &options, const CorpusDescription &corpus)
-      : Options(options), Corpus(corpus), StateDir(joinPath(options.OutputDir, ".mlgo-harvest")) {}
+      : Options(options), Corpus(corpus), ReadExec(harvestReadExecRules(options)) {}
 
   llvm::Error prepare() {
-    for (const std::string &dir :
-         {Options.OutputDir, joinPath(Options.OutputDir, "logs"), StateDir, joinPath(StateDir, "work")})
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return llvm::createStringError(ec, "cannot create %s: %s", dir.c_str(), ec.message().c_str());
+    if (std::error_code ec = llvm::sys::fs::create_directories(Options.OutputDir))
+      return llvm::createStringError(ec, "cannot create %s: %s", Options.OutputDir.c_str(), ec.message().c_str());
+    // Below OUT nothing is followed: a directory planted as a link is named.
+    for (const char *dir : {"logs", ".mlgo-harvest", ".mlgo-harvest/work"})
+      if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, dir))
+        return llvm::createStringError("cannot create %s: %s", joinPath(Options.OutputDir, dir).c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     if (Options.Link.requested())
-      if (llvm::Error e = ensureDirectory(dirName(stagedObjectPath(Options.OutputDir, "m"))))
-        return e;
+      if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, ".mlgo-harvest/objects"))
+        return llvm::createStringError("cannot create %s: %s",
+                                       joinPath(Options.OutputDir, ".mlgo-harvest/objects").c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
       // A damaged cache too: it only saves recompiles (merge-harvest reads it alike).
@@ -151,18 +170,23 @@ public:
     HarvestedModule done;
     ModuleRecord &record = done.Record;
     record.Module = module.Name;
-    std::string work = Options.ExplicitTempsDir.empty()
-                           ? joinPath(joinPath(StateDir, "work"), std::to_string(index))
-                           : joinPath(Options.ExplicitTempsDir, workDirectoryName(module.Name));
-    llvm::sys::fs::remove_directories(work);
-    if (std::error_code ec = llvm::sys::fs::create_directories(work)) {
-      writeFailed(record, llvm::make_error<WriteError>(work, ec));
+    // Emptied and made without following a link: one planted as a work
+    // directory (or on the way to it) would have us delete what it names.
+    bool inOut = Options.ExplicitTempsDir.empty();
+    std::string root = inOut ? Options.OutputDir : Options.ExplicitTempsDir;
+    std::string name = inOut ? ".mlgo-harvest/work/" + std::to_string(index) : workDirectoryName(module.Name);
+    std::string work = joinPath(root, name);
+    if (!inOut)
+      llvm::sys::fs::create_directories(root); // the user's own directory
+    llvm::consumeError(removeTreeBeneath(root, name));
+    if (llvm::Error e = makeDirectoriesBeneath(root, name)) {
+      writeFailed(record, workDirectoryError(work, std::move(e)));
       return done;
     }
     run(module, work, policy, server, record, done.Placement);
     record.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (Options.ExplicitTempsDir.empty())
-      done.Work = work;
+    if (inOut)
+      done.Work = name;
     if (done.Placement.Log.empty())
       removeWork(done);
     return done;
@@ -177,18 +201,20 @@ public:
   void place(HarvestedModule &done) {
     const LogPlacement &p = done.Placement;
     if (!p.Log.empty()) {
-      llvm::Error placed = llvm::Error::success();
-      if (!p.Sites.empty()) {
+      // Renamed into logs/'s subdirectory as opened without following a link.
+      auto logs = openParentBeneath(Options.OutputDir, harvestLogName(done.Record.Module), /*create=*/true);
+      llvm::Error placed = logs ? llvm::Error::success() : logs.takeError();
+      if (!placed && !p.Sites.empty()) {
         placed = syncFile(p.Sites);
         if (!placed)
-          placed = moveFile(p.Sites, p.SitesDestination);
+          placed = moveFileInto(p.Sites, logs->Dir.get(), baseName(p.SitesDestination), p.SitesDestination);
       }
       if (!placed)
         placed = syncFile(p.Log);
       if (!placed)
-        placed = moveFile(p.Log, p.LogDestination);
+        placed = moveFileInto(p.Log, logs->Dir.get(), logs->Name, p.LogDestination);
       if (!placed)
-        placed = syncDirectory(dirName(p.LogDestination));
+        placed = syncDirectoryDescriptor(logs->Dir.get(), dirName(p.LogDestination));
       if (placed)
         writeFailed(done.Record, std::move(placed));
       else
@@ -226,7 +252,7 @@ private:
 
   void removeWork(HarvestedModule &done) {
     if (!done.Work.empty())
-      llvm::sys::fs::remove_directories(done.Work);
+      llvm::consumeError(removeTreeBeneath(Options.OutputDir, done.Work));
     done.Work.clear();
   }
 
@@ -311,13 +337,14 @@ private:
   }
 
   CompileJob job(std::vector<std::string> argv, const std::string &work, const char *stderrName,
-                 CompileServerClient *server) const {
+                 CompileServerClient *server, const ModuleInputs &in) const {
     CompileJob job{std::move(argv),
                    joinPath(work, stderrName),
                    deadline(),
                    Options.TimeoutSeconds,
                    work,
-                   Options.CompilerWritableDirs};
+                   Options.CompilerWritableDirs,
+                   withModuleInputs(ReadExec, in.Bitcode, Options.CorpusDir)};
     // The server runs the very tools the exec path would (CompileServerChoice.h).
     if (server && Options.UseCompileServer) {
       job.Server = server;
@@ -343,7 +370,7 @@ private:
   void compile(const ModuleInputs &in, const AdvisorSetup &advisor, const std::string &work, Policy *policy,
                CompileServerClient *server, llvm::raw_ostream *log, ModuleRecord &record, ModuleCommands &commands) {
     commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
-    CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server);
+    CompileJob compileJob = job(commands.Compile, work, "compile.stderr", server, in);
     // Through the server, opt's child of a small module goes on to llc's
     // work on the module it holds (docs/compile-server.md). Not with extra
     // compiler flags: they are opt's, and llc, parsing its command line over
@@ -358,6 +385,7 @@ private:
                                  : runCompile(compileJob);
     if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin)
       explainPluginFailure(outcome, advisor.PluginPath);
+    explainUnreadableInputs(outcome, in.CommandLine, compileJob);
     record.Decisions = outcome.Decisions;
     record.Streams = outcome.Streams;
     setOutcome(record, outcome);
@@ -370,7 +398,7 @@ private:
     }
     if (outcome.Result != CompileOutcome::Status::Ok || !commands.Codegen || codegenToo)
       return;
-    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server));
+    CompileOutcome codegen = runCompile(job(*commands.Codegen, work, "codegen.stderr", server, in));
     if (codegen.Result != CompileOutcome::Status::Ok) {
       setOutcome(record, codegen);
       record.Reason = codegen.Reason == "compiler_failed" ? "codegen_failed" : codegen.Reason;
@@ -487,10 +515,10 @@ private:
     }
     // The log appears under its final name only once the module is done.
     std::string destination = logPath(Options, module.Name);
-    if (llvm::Error e = ensureDirectory(dirName(destination))) {
+    if (auto logs = openParentBeneath(Options.OutputDir, harvestLogName(module.Name), /*create=*/true); !logs) {
       record.Status = "failed";
       record.Reason = "write_failed";
-      record.Detail = llvm::toString(std::move(e));
+      record.Detail = llvm::toString(logs.takeError());
       return;
     }
     if (!advisor.SitesFile.empty()) {
@@ -610,7 +638,7 @@ public:
 private:
   const HarvestOptions &Options;
   const CorpusDescription &Corpus;
-  std::string StateDir;
+  ReadExecRules ReadExec; // what every compile may read and execute, besides its module's input
   std::mutex SizesMutex;
   std::map<std::string, uint64_t> DefaultSizes;
   JournalAppender DefaultSizeCache;
@@ -805,6 +833,11 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["confinement"] = {{"active", Confinement.Abi > 0},
                       {"landlock_abi", Confinement.Abi},
                       {"warning", Confinement.Abi > 0 ? "" : "compiles were not confined: " + Confinement.Problem}};
+  if (Confinement.Abi > 0) { // besides these, each compile reads its work directory and its module's input
+    ReadExecRules rules = harvestReadExecRules(o);
+    j["confinement"]["readable"] = rules.Readable;
+    j["confinement"]["executable"] = rules.Executable;
+  }
   j["compile_server"] = {{"used", o.UseCompileServer},
                          {"reason", o.CompileServerReason},
                          {"peak_rss_kb", CompileServerPeakRssKb},
@@ -833,7 +866,12 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
 }
 
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
-  // Before anything in the output directory is read or removed.
+  // Before anything in the output directory is read or removed; the lock's
+  // directory made without following a link planted in its place.
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.OutputDir))
+    return llvm::createStringError(ec, "cannot create %s: %s", options.OutputDir.c_str(), ec.message().c_str());
+  if (llvm::Error e = makeDirectoriesBeneath(options.OutputDir, ".mlgo-harvest"))
+    return e;
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();
@@ -885,13 +923,17 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   for (HarvestJournalLine &line : earlier->Latest) {
     // The journal describes every log: one its record does not promise (a
     // module that failed after an earlier version left its log) goes.
-    if (!line.Record.hasLog() && llvm::sys::fs::exists(logPath(options, line.Record.Module))) {
+    auto present = line.Record.hasLog() ? llvm::Expected<bool>(false)
+                                        : existsBeneath(options.OutputDir, harvestLogName(line.Record.Module));
+    if (!present)
+      return present.takeError();
+    if (*present) {
       log::info(line.Record.Module + ": removing logs/" + line.Record.Module + ".log, which its journal record (" +
                 line.Record.Status + ", log_written " + (line.Record.LogWritten ? "true" : "false") +
                 ") does not describe");
-      if (std::error_code ec = removeLog(options, line.Record.Module))
-        return llvm::createStringError(ec, "cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
-                                       ec.message().c_str());
+      if (llvm::Error e = removeLog(options, line.Record.Module))
+        return llvm::createStringError("cannot remove %s: %s", logPath(options, line.Record.Module).c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     }
     done.emplace(line.Record.Module, std::move(line.Record));
   }
@@ -908,8 +950,13 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
-    bool finished = it != done.end() && it->second.ok() &&
-                    (!it->second.LogWritten || llvm::sys::fs::exists(logPath(options, name)));
+    bool finished = it != done.end() && it->second.ok();
+    if (finished && it->second.LogWritten) {
+      auto present = existsBeneath(options.OutputDir, harvestLogName(name));
+      if (!present)
+        return present.takeError();
+      finished = *present;
+    }
     // --link needs every object: one removed after an earlier link is made again.
     bool objectMissing =
         finished && options.Link.requested() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
@@ -978,8 +1025,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           // Redone and without a log now (failed, timed out, no decisions): the
           // earlier run's log goes before the record that says so is written.
           if (!record.LogWritten)
-            if (std::error_code ec = removeLog(options, record.Module))
-              harvest.stop("cannot remove the earlier log of " + record.Module + ": " + ec.message());
+            if (llvm::Error e = removeLog(options, record.Module))
+              harvest.stop("cannot remove the earlier log of " + record.Module + ": " + llvm::toString(std::move(e)));
           if (llvm::Error e = journal.append(record.toJson()))
             harvest.stop(llvm::toString(std::move(e))); // finished modules are kept; the rest are redone
           if (record.Status != "ok")

@@ -1,4 +1,5 @@
 #include "mlgo/harvest/InlinerEpisode.h"
+#include "mlgo/harvest/CompileConfinement.h"
 
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/NativeSize.h"
@@ -48,10 +49,15 @@ private:
 
 namespace {
 
-CompileJob job(const std::vector<std::string> &argv, const EpisodeSettings &settings, const std::string &stderrPath) {
+// Confined as harvest-logs' compiles are: the tool's installation, the
+// system's libraries, the module's bitcode (docs/security.md).
+CompileJob job(const std::vector<std::string> &argv, const EpisodeSettings &settings, const std::string &stderrPath,
+               const std::string &bitcode) {
   auto until = std::chrono::steady_clock::now() +
                std::chrono::milliseconds(static_cast<int64_t>(settings.TimeoutSeconds * 1000));
-  return CompileJob{argv, stderrPath, until, settings.TimeoutSeconds, settings.WorkDir};
+  ReadExecRules rules = toolReadExecRules(argv[0]);
+  rules.Readable.push_back(bitcode);
+  return CompileJob{argv, stderrPath, until, settings.TimeoutSeconds, settings.WorkDir, {}, std::move(rules)};
 }
 
 void fromOutcome(const CompileOutcome &outcome, EpisodeResult &result) {
@@ -86,14 +92,16 @@ void InlinerEpisode::run(const std::string &bitcode) {
   EpisodeResult result;
   {
     OutputFile log(joinPath(Settings.WorkDir, "episode.log"));
-    CompileOutcome outcome = runInteractive(job(commands.Compile, Settings, joinPath(Settings.WorkDir, "opt.stderr")),
-                                            advisor.ChannelBase, Problem::Inliner, host, log);
+    CompileOutcome outcome =
+        runInteractive(job(commands.Compile, Settings, joinPath(Settings.WorkDir, "opt.stderr"), bitcode),
+                       advisor.ChannelBase, Problem::Inliner, host, log);
     llvm::consumeError(log.finish());
     fromOutcome(outcome, result);
     result.Decisions = outcome.Decisions;
   }
   if (result.Status == "ok" && commands.Codegen) {
-    CompileOutcome codegen = runCompile(job(*commands.Codegen, Settings, joinPath(Settings.WorkDir, "llc.stderr")));
+    CompileOutcome codegen =
+        runCompile(job(*commands.Codegen, Settings, joinPath(Settings.WorkDir, "llc.stderr"), bitcode));
     if (codegen.Result != CompileOutcome::Status::Ok) {
       size_t decisions = result.Decisions;
       fromOutcome(codegen, result);
@@ -160,7 +168,7 @@ llvm::Expected<uint64_t> defaultNativeSize(const std::string &bitcode, const Epi
   ModuleCommands commands =
       moduleCommands(settings.Compiler, Problem::Inliner, ModuleInputs{bitcode, {}}, none, settings.WorkDir);
   for (const auto &argv : {commands.Compile, *commands.Codegen}) {
-    CompileOutcome outcome = runCompile(job(argv, settings, joinPath(settings.WorkDir, "baseline.stderr")));
+    CompileOutcome outcome = runCompile(job(argv, settings, joinPath(settings.WorkDir, "baseline.stderr"), bitcode));
     if (outcome.Result != CompileOutcome::Status::Ok)
       return llvm::createStringError("%s: the default compile failed (%s): %s", bitcode.c_str(), outcome.Reason.c_str(),
                                      outcome.Detail.c_str());

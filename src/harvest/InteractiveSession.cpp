@@ -130,6 +130,7 @@ static SpawnOptions compileSpawnOptions(const CompileJob &job) {
   SpawnOptions options{job.Argv, "/dev/null", job.StderrPath};
   options.ConfineWritesTo = job.WorkDir;
   options.AlsoWritable = job.AlsoWritable;
+  options.ReadExec = job.ReadExec;
   return options;
 }
 

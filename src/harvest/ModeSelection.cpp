@@ -1,5 +1,6 @@
 #include "mlgo/harvest/ModeSelection.h"
 
+#include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/log/TrainingLog.h"
@@ -77,8 +78,19 @@ llvm::Error probeInlinerPlugin(const ModeRequest &request, const CompilerCapabil
   ModuleInputs inputs{module, {"-c", "-Oz"}}; // clang: a plain driver command line
   ModuleCommands commands = moduleCommands(request.Compiler, Problem::Inliner, inputs, advisor, dir);
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(request.ProbeTimeoutSeconds * 1000));
-  CompileJob job{commands.Compile, joinPath(dir, "stderr"), std::chrono::steady_clock::now() + timeout,
-                 request.ProbeTimeoutSeconds, dir.str().str()};
+  // Confined as a module's compile (CompileConfinement.h): the probe reads
+  // the plugin and the policy's model besides its toolchain and its module.
+  ReadExecRules readExec = toolReadExecRules(commands.Compile[0]);
+  readExec.Readable.push_back(request.PluginPath);
+  if (!request.Policy.ModelDir.empty())
+    readExec.Readable.push_back(request.Policy.ModelDir);
+  CompileJob job{commands.Compile,
+                 joinPath(dir, "stderr"),
+                 std::chrono::steady_clock::now() + timeout,
+                 request.ProbeTimeoutSeconds,
+                 dir.str().str(),
+                 {},
+                 std::move(readExec)};
   CompileOutcome outcome = runCompile(job);
   if (outcome.Result != CompileOutcome::Status::Ok) {
     std::string tail = llvm::StringRef(outcome.StderrTail).trim().str();

@@ -31,6 +31,8 @@ bool isOwnLlvmTool(const std::string &program, const char *tool) {
   return !theirs.empty() && theirs == resolvedProgram(joinPath(MLGO_LLVM_TOOLS_DIR, tool));
 }
 
+std::string ownLlvmTool(const char *tool) { return resolvedProgram(joinPath(MLGO_LLVM_TOOLS_DIR, tool)); }
+
 std::string whyNotOwnLlvmTool(const std::string &flag, const std::string &program, const char *tool) {
   std::string ours = resolvedProgram(joinPath(MLGO_LLVM_TOOLS_DIR, tool));
   std::string theirs = resolvedProgram(program);

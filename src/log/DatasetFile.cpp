@@ -3,8 +3,23 @@
 #include "mlgo/log/TFRecord.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
+#include "mlgo/support/PathUtil.h"
 
 namespace mlgo {
+
+namespace {
+
+// A harvest's log, reached without following a link below the harvest.
+llvm::Expected<std::unique_ptr<TrainingLogReader>> openBelow(const DatasetInput &input) {
+  std::string path = joinPath(input.Below, input.LogPath);
+  auto fd = openRegularFileBeneath(input.Below, input.LogPath);
+  if (!fd)
+    return fd.takeError(); // it names the path
+  return std::make_unique<TrainingLogReader>(fd->release(), path, /*owned=*/true);
+}
+
+} // namespace
 
 llvm::Expected<DatasetTotals> writeTFRecordDataset(const std::vector<DatasetInput> &inputs, llvm::StringRef path,
                                                    llvm::StringRef keysPath) {
@@ -17,7 +32,7 @@ llvm::Expected<DatasetTotals> writeTFRecordDataset(const std::vector<DatasetInpu
   DatasetTotals totals;
   std::string framed, keyText;
   for (const DatasetInput &input : inputs) {
-    auto reader = TrainingLogReader::open(input.LogPath);
+    auto reader = input.Below.empty() ? TrainingLogReader::open(input.LogPath) : openBelow(input);
     if (!reader)
       return reader.takeError();
     auto records = logToSequenceExamples(**reader, input.Reward);

@@ -1,5 +1,8 @@
 #include "mlgo/log/LogColumns.h"
 
+#include "mlgo/support/BeneathPath.h"
+#include "mlgo/support/PathUtil.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -221,18 +224,44 @@ llvm::Expected<LogColumns> LogColumnReader::read(size_t limit) {
   }
 }
 
+namespace {
+
+llvm::Expected<LogColumns> readWhole(LogColumnReader &reader, llvm::StringRef path) {
+  auto columns = reader.read(0);
+  if (!columns)
+    return columns.takeError();
+  if (!reader.done())
+    return llvm::createStringError("%s: its streams have different headers (stream %zu differs from the first): "
+                                   "read it batch by batch",
+                                   path.str().c_str(), reader.streams());
+  return columns;
+}
+
+} // namespace
+
 llvm::Expected<LogColumns> readLogColumns(llvm::StringRef path) {
   auto reader = LogColumnReader::open(path);
   if (!reader)
     return reader.takeError();
-  auto columns = (*reader)->read(0);
-  if (!columns)
-    return columns.takeError();
-  if (!(*reader)->done())
-    return llvm::createStringError("%s: its streams have different headers (stream %zu differs from the first): "
-                                   "read it batch by batch",
-                                   path.str().c_str(), (*reader)->streams());
-  return columns;
+  return readWhole(**reader, path);
+}
+
+llvm::Expected<std::unique_ptr<LogColumnReader>> LogColumnReader::openBeneath(llvm::StringRef root,
+                                                                              llvm::StringRef relative) {
+  auto fd = openRegularFileBeneath(root, relative);
+  if (!fd)
+    return fd.takeError();
+  struct stat st;
+  uint64_t sizeHint = ::fstat(fd->get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return std::make_unique<LogColumnReader>(
+      std::make_unique<TrainingLogReader>(fd->release(), joinPath(root, relative), /*owned=*/true), sizeHint);
+}
+
+llvm::Expected<LogColumns> readLogColumnsBeneath(llvm::StringRef root, llvm::StringRef relative) {
+  auto reader = LogColumnReader::openBeneath(root, relative);
+  if (!reader)
+    return reader.takeError();
+  return readWhole(**reader, joinPath(root, relative));
 }
 
 } // namespace mlgo

@@ -69,7 +69,7 @@ void setUpChild(const CompileRequest &request, int rulesetFd, int report, pid_t 
   if (!request.WorkingDirectory.empty() && ::chdir(request.WorkingDirectory.c_str()) != 0)
     fail(SpawnStep::ChangeDirectory);
   if (rulesetFd >= 0)
-    if (int e = applyWriteConfinement(rulesetFd)) {
+    if (int e = applyLandlockRuleset(rulesetFd)) {
       errno = e;
       fail(SpawnStep::Confine);
     }
@@ -127,9 +127,9 @@ CompileReply start(const CompileRequest &request, pid_t harvester, const std::op
     reply.Message = "this compile server cannot run " + request.Tool;
     return reply;
   }
-  WriteConfinement confinement;
+  LandlockRuleset confinement;
   if (!request.ConfineWritesTo.empty()) {
-    auto made = WriteConfinement::beneath(request.ConfineWritesTo, request.AlsoWritable);
+    auto made = LandlockRuleset::beneath(request.ConfineWritesTo, request.AlsoWritable, request.ReadExec);
     if (!made) {
       reply.Message = llvm::toString(made.takeError());
       return reply;

@@ -89,7 +89,9 @@ std::optional<std::vector<std::string>> readMessage(int fd) {
   return strings;
 }
 
-// [tool, stdout, stderr, cwd, confine, #argv, argv..., also...]
+// [tool, stdout, stderr, cwd, confine, #argv, #codegen, #readable ("-": reads
+// and executions not confined), #executable, argv..., codegen...,
+// readable..., executable..., writable...]
 std::vector<std::string> encodeRequest(const CompileRequest &r) {
   std::vector<std::string> f = {r.Tool,
                                 r.StdoutPath,
@@ -97,30 +99,48 @@ std::vector<std::string> encodeRequest(const CompileRequest &r) {
                                 r.WorkingDirectory,
                                 r.ConfineWritesTo,
                                 std::to_string(r.Argv.size()),
-                                std::to_string(r.CodegenArgv.size())};
+                                std::to_string(r.CodegenArgv.size()),
+                                r.ReadExec ? std::to_string(r.ReadExec->Readable.size()) : "-",
+                                r.ReadExec ? std::to_string(r.ReadExec->Executable.size()) : "0"};
   f.insert(f.end(), r.Argv.begin(), r.Argv.end());
   f.insert(f.end(), r.CodegenArgv.begin(), r.CodegenArgv.end());
+  if (r.ReadExec) {
+    f.insert(f.end(), r.ReadExec->Readable.begin(), r.ReadExec->Readable.end());
+    f.insert(f.end(), r.ReadExec->Executable.begin(), r.ReadExec->Executable.end());
+  }
   f.insert(f.end(), r.AlsoWritable.begin(), r.AlsoWritable.end());
   return f;
 }
 
 std::optional<CompileRequest> decodeRequest(const std::vector<std::string> &f) {
-  constexpr size_t Head = 7;
+  constexpr size_t Head = 9;
   if (f.size() < Head)
     return std::nullopt;
-  auto argc = parseInt(f[5]), codegenArgc = parseInt(f[6]);
-  if (!argc || *argc < 1 || !codegenArgc || *codegenArgc < 0 || static_cast<size_t>(*argc) > f.size() - Head ||
-      static_cast<size_t>(*codegenArgc) > f.size() - Head - static_cast<size_t>(*argc))
+  bool readExec = f[7] != "-";
+  auto argc = parseInt(f[5]), codegenArgc = parseInt(f[6]),
+       readable = readExec ? parseInt(f[7]) : std::optional<int64_t>(0), executable = parseInt(f[8]);
+  if (!argc || *argc < 1 || !codegenArgc || *codegenArgc < 0 || !readable || *readable < 0 || !executable ||
+      *executable < 0 || (!readExec && *executable != 0))
     return std::nullopt;
+  // Each count within what is left after the ones before it.
+  size_t left = f.size() - Head;
+  for (long long count : {*argc, *codegenArgc, *readable, *executable}) {
+    if (static_cast<size_t>(count) > left)
+      return std::nullopt;
+    left -= static_cast<size_t>(count);
+  }
   CompileRequest r;
   r.Tool = f[0];
   r.StdoutPath = f[1];
   r.StderrPath = f[2];
   r.WorkingDirectory = f[3];
   r.ConfineWritesTo = f[4];
-  auto argvBegin = f.begin() + Head, codegenBegin = argvBegin + *argc, writableBegin = codegenBegin + *codegenArgc;
+  auto argvBegin = f.begin() + Head, codegenBegin = argvBegin + *argc, readableBegin = codegenBegin + *codegenArgc,
+       executableBegin = readableBegin + *readable, writableBegin = executableBegin + *executable;
   r.Argv.assign(argvBegin, codegenBegin);
-  r.CodegenArgv.assign(codegenBegin, writableBegin);
+  r.CodegenArgv.assign(codegenBegin, readableBegin);
+  if (readExec)
+    r.ReadExec = ReadExecRules{{readableBegin, executableBegin}, {executableBegin, writableBegin}};
   r.AlsoWritable.assign(writableBegin, f.end());
   return r;
 }

@@ -114,6 +114,14 @@ llvm::Error syncDirectory(llvm::StringRef dir) {
   return e;
 }
 
+llvm::Error syncDirectoryDescriptor(int fd, llvm::StringRef dir) {
+  if (!Durable || SyncDeferred)
+    return llvm::Error::success();
+  if (issueSync(SyncCall::Fsync, fd, dir) != 0)
+    return errnoError(errno, "cannot flush to disk directory", dir.str());
+  return llvm::Error::success();
+}
+
 std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem) {
   static std::atomic<unsigned long> Counter{0};
   static const std::string Pid = std::to_string(::getpid());
@@ -159,6 +167,21 @@ llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::option
     e = errnoError(errno, "cannot finish", p);
   if (e)
     ::unlink(p.c_str());
+  return e;
+}
+
+llvm::Error writeNewFileAt(int dir, llvm::StringRef name, llvm::StringRef shown, llvm::StringRef data) {
+  std::string n = name.str(), p = shown.str();
+  int fd = ::openat(dir, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return errnoError(errno, "cannot create", p);
+  llvm::Error e = writeAll(fd, data, p);
+  if (!e)
+    e = syncFileDescriptor(fd, p);
+  if (::close(fd) != 0 && !e)
+    e = errnoError(errno, "cannot finish", p);
+  if (e)
+    ::unlinkat(dir, n.c_str(), 0);
   return e;
 }
 

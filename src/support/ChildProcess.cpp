@@ -13,9 +13,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <set>
 #include <mutex>
 #include <pthread.h>
+#include <set>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
@@ -138,7 +138,7 @@ llvm::Error spawnStepError(const SpawnOptions &options, SpawnStep step, int erro
     what = "cannot change to the working directory " + options.WorkingDirectory;
     break;
   case SpawnStep::Confine:
-    what = "cannot confine its writes to its work directory (Landlock)";
+    what = "cannot confine it to its work directory and inputs (Landlock)";
     break;
   case SpawnStep::Exec:
     what = "cannot execute";
@@ -175,10 +175,10 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // Everything the child needs is prepared before fork: after it, only
   // async-signal-safe calls. That includes the Landlock ruleset and the
   // environment with TMPDIR in the confined directory.
-  WriteConfinement confinement;
+  LandlockRuleset confinement;
   std::vector<std::string> setEnvironment = options.Environment;
   if (!options.ConfineWritesTo.empty()) {
-    auto made = WriteConfinement::beneath(options.ConfineWritesTo, options.AlsoWritable);
+    auto made = LandlockRuleset::beneath(options.ConfineWritesTo, options.AlsoWritable, options.ReadExec);
     if (!made) {
       closeAll();
       return made.takeError();
@@ -285,7 +285,7 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
     if (cwd && ::chdir(cwd) != 0)
       fail(SpawnStep::ChangeDirectory);
     if (rulesetFd >= 0)
-      if (int e = applyWriteConfinement(rulesetFd)) {
+      if (int e = applyLandlockRuleset(rulesetFd)) {
         errno = e;
         fail(SpawnStep::Confine);
       }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <mutex>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@ namespace {
 constexpr long SysCreateRuleset = 444, SysAddRule = 445, SysRestrictSelf = 446; // x86_64 and the generic table
 constexpr uint32_t CreateRulesetVersion = 1u << 0;
 constexpr int RulePathBeneath = 1;
+constexpr uint64_t FsExecute = 1ull << 0, FsReadFile = 1ull << 2, FsReadDir = 1ull << 3;
 constexpr uint64_t FsWriteFile = 1ull << 1, FsRemoveDir = 1ull << 4, FsRemoveFile = 1ull << 5, FsMakeChar = 1ull << 6,
                    FsMakeDir = 1ull << 7, FsMakeReg = 1ull << 8, FsMakeSock = 1ull << 9, FsMakeFifo = 1ull << 10,
                    FsMakeBlock = 1ull << 11, FsMakeSym = 1ull << 12,
@@ -81,26 +83,44 @@ uint64_t landlockWriteRights(int abi) {
   return rights;
 }
 
-llvm::Expected<WriteConfinement> WriteConfinement::beneath(llvm::StringRef directory,
-                                                           const std::vector<std::string> &alsoWritable) {
+uint64_t landlockReadExecRights(int abi) { return abi < 1 ? 0 : FsExecute | FsReadFile | FsReadDir; }
+
+uint64_t landlockHandledRights(int abi, bool readExec) {
+  return landlockWriteRights(abi) | (readExec ? landlockReadExecRights(abi) : 0);
+}
+
+llvm::Expected<LandlockRuleset> LandlockRuleset::beneath(llvm::StringRef directory,
+                                                         const std::vector<std::string> &alsoWritable,
+                                                         const std::optional<ReadExecRules> &readExec) {
   LandlockSupport support = landlockSupport();
-  WriteConfinement confinement;
+  LandlockRuleset ruleset;
   if (support.Abi < 1)
-    return confinement;
-  uint64_t handled = landlockWriteRights(support.Abi);
+    return ruleset;
+  uint64_t handled = landlockHandledRights(support.Abi, readExec.has_value());
   RulesetAttr attr{handled};
   long fd = ::syscall(SysCreateRuleset, &attr, sizeof(attr), 0);
   if (fd < 0)
     return llvm::createStringError(std::error_code(errno, std::generic_category()), "landlock_create_ruleset: %s",
                                    std::strerror(errno));
-  confinement.Fd = static_cast<int>(fd);
-  auto allow = [&](const std::string &path, uint64_t rights) -> llvm::Error {
+  ruleset.Fd = static_cast<int>(fd);
+  // A file takes only the rights that apply to files (the kernel refuses a
+  // directory right on it). `mustExist`: a missing path is an error rather
+  // than a rule left out.
+  auto allow = [&](const std::string &path, uint64_t rights, bool mustExist) -> llvm::Error {
+    if ((rights & handled) == 0) // the kernel refuses a rule without a right
+      return llvm::Error::success();
     int parent = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (parent < 0)
-      return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot confine writes to %s: %s",
-                                     path.c_str(), std::strerror(errno));
+    if (parent < 0) {
+      if (!mustExist && (errno == ENOENT || errno == ENOTDIR))
+        return llvm::Error::success();
+      return llvm::createStringError(std::error_code(errno, std::generic_category()),
+                                     "cannot confine a compile to %s: %s", path.c_str(), std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(parent, &st) == 0 && !S_ISDIR(st.st_mode))
+      rights &= FsExecute | FsWriteFile | FsReadFile | FsTruncate;
     PathBeneathAttr rule{rights & handled, parent};
-    long added = ::syscall(SysAddRule, confinement.Fd, RulePathBeneath, &rule, 0);
+    long added = ::syscall(SysAddRule, ruleset.Fd, RulePathBeneath, &rule, 0);
     int err = errno;
     ::close(parent);
     if (added != 0)
@@ -108,30 +128,38 @@ llvm::Expected<WriteConfinement> WriteConfinement::beneath(llvm::StringRef direc
                                      path.c_str(), std::strerror(err));
     return llvm::Error::success();
   };
-  if (llvm::Error e = allow(directory.str(), handled))
+  const uint64_t read = FsReadFile | FsReadDir, writeAndRead = landlockWriteRights(support.Abi) | read;
+  if (llvm::Error e = allow(directory.str(), writeAndRead, true))
     return e;
   for (const std::string &extra : alsoWritable)
-    if (llvm::Error e = allow(extra, handled))
+    if (llvm::Error e = allow(extra, writeAndRead, true))
       return e;
-  // A regular or device file takes only file rights.
-  if (llvm::Error e = allow("/dev/null", FsWriteFile | FsTruncate))
+  if (llvm::Error e = allow("/dev/null", FsWriteFile | FsTruncate | FsReadFile, true))
     return e;
-  return confinement;
+  if (readExec) {
+    for (const std::string &path : readExec->Readable)
+      if (llvm::Error e = allow(path, read, false))
+        return e;
+    for (const std::string &path : readExec->Executable)
+      if (llvm::Error e = allow(path, read | FsExecute, false))
+        return e;
+  }
+  return ruleset;
 }
 
-WriteConfinement::WriteConfinement(WriteConfinement &&other) noexcept { std::swap(Fd, other.Fd); }
+LandlockRuleset::LandlockRuleset(LandlockRuleset &&other) noexcept { std::swap(Fd, other.Fd); }
 
-WriteConfinement &WriteConfinement::operator=(WriteConfinement &&other) noexcept {
+LandlockRuleset &LandlockRuleset::operator=(LandlockRuleset &&other) noexcept {
   std::swap(Fd, other.Fd);
   return *this;
 }
 
-WriteConfinement::~WriteConfinement() {
+LandlockRuleset::~LandlockRuleset() {
   if (Fd >= 0)
     ::close(Fd);
 }
 
-int applyWriteConfinement(int rulesetFd) {
+int applyLandlockRuleset(int rulesetFd) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return errno;
   if (::syscall(SysRestrictSelf, rulesetFd, 0) != 0)

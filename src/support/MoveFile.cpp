@@ -14,17 +14,19 @@
 namespace mlgo {
 namespace {
 
-llvm::Error copyThenRename(const std::string &from, const std::string &to) {
+// `to` is `name` in the open directory `dir`, or the path itself (AT_FDCWD).
+llvm::Error copyThenRename(const std::string &from, int dir, const std::string &name, const std::string &to) {
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s", from.c_str(),
                                    std::strerror(errno));
-  std::string temporary = temporaryNameIn(dirName(to), baseName(to));
-  int out = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  std::string temporary = temporaryNameIn(dirName(name), baseName(name));
+  int out = ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (out < 0) {
     int err = errno;
     ::close(in);
-    return llvm::make_error<WriteError>(temporary, std::error_code(err, std::generic_category()));
+    return llvm::make_error<WriteError>(joinPath(dirName(to), baseName(temporary)),
+                                        std::error_code(err, std::generic_category()));
   }
   int failure = 0; // errno of the first failed write
   bool readFailed = false;
@@ -57,15 +59,15 @@ llvm::Error copyThenRename(const std::string &from, const std::string &to) {
   if (::close(out) != 0 && !failure)
     failure = errno;
   if (failure || readFailed) {
-    ::unlink(temporary.c_str());
+    ::unlinkat(dir, temporary.c_str(), 0);
     if (readFailed)
       return llvm::createStringError(std::error_code(readErrno, std::generic_category()), "cannot read %s: %s",
                                      from.c_str(), std::strerror(readErrno));
     return llvm::make_error<WriteError>(to, std::error_code(failure, std::generic_category()));
   }
-  if (::rename(temporary.c_str(), to.c_str()) != 0) {
+  if (::renameat(dir, temporary.c_str(), dir, name.c_str()) != 0) {
     int err = errno;
-    ::unlink(temporary.c_str());
+    ::unlinkat(dir, temporary.c_str(), 0);
     return llvm::make_error<WriteError>(to, std::error_code(err, std::generic_category()));
   }
   ::unlink(from.c_str());
@@ -79,8 +81,17 @@ llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to) {
   if (::rename(source.c_str(), destination.c_str()) == 0)
     return llvm::Error::success();
   if (errno == EXDEV)
-    return copyThenRename(source, destination);
+    return copyThenRename(source, AT_FDCWD, destination, destination);
   return llvm::make_error<WriteError>(destination, std::error_code(errno, std::generic_category()));
+}
+
+llvm::Error moveFileInto(llvm::StringRef from, int dir, llvm::StringRef name, llvm::StringRef shownTo) {
+  std::string source = from.str(), component = name.str(), shown = shownTo.str();
+  if (::renameat(AT_FDCWD, source.c_str(), dir, component.c_str()) == 0)
+    return llvm::Error::success();
+  if (errno == EXDEV)
+    return copyThenRename(source, dir, component, shown);
+  return llvm::make_error<WriteError>(shown, std::error_code(errno, std::generic_category()));
 }
 
 } // namespace mlgo

@@ -310,12 +310,16 @@ struct Background {
 
 // SIGTERM mid-merge killed it with OUT.merge-tmp.<pid> (every log copied so
 // far) left behind. Each shard log's open is slowed (strace -P ... inject)
-// so that the signal lands while logs are being copied.
+// so that the signal lands while logs are being copied. Logs are opened
+// below their shard (openat2 from the shard's descriptor, BeneathPath.h),
+// which -P matches by the shard directory.
 TEST_F(HarvestJournalConsumers, SigtermMidMergeLeavesNothingAndARerunSucceeds) {
   auto shards = copyShards();
-  std::string strace =
-      "strace -f -o " + quote(Work / "strace.txt") + " -e trace=openat -e inject=openat:delay_enter=400000";
+  std::string strace = "strace -f -o " + quote(Work / "strace.txt") +
+                       " -e trace=openat,openat2 -e inject=openat,openat2:delay_enter=400000";
   size_t logs = 0;
+  for (const std::string &shard : shards)
+    strace += " -P " + quote(shard);
   for (const std::string &shard : shards)
     for (const std::string &log : listTree(shard + "/logs")) {
       strace += " -P " + quote(shard + "/logs/" + log);

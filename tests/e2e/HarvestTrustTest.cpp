@@ -104,8 +104,9 @@ TEST_F(HarvestTrust, TrustedCommandsRunButLandlockKeepsWritesInTheWorkDirectory)
   ASSERT_EQ(journal.size(), 3u);
   for (const auto &[name, record] : journal)
     EXPECT_NE(record["reason"], "unsafe_command_line") << record; // not screened
-  // The plugin ran (its constructor is in clang) but could not write its
-  // marker outside the work directory; -stats-file could not overwrite.
+  // The plugin was not loaded (outside what a compile may read; had it run,
+  // it could not have written its marker outside the work directory either:
+  // HarvestConfinementTest.cpp); -stats-file could not overwrite.
   EXPECT_FALSE(exists(Marker));
   EXPECT_EQ(readFile(Victim), "the user's file\n");
   auto summary = harvestSummary(out);

@@ -89,7 +89,7 @@ def run_case(kind, name, path):
         harvest = mlgo_corpus.Harvest(path)
         module = harvest["m.o"]
         first = expect_error(lambda p: module.read_log(), module.log_path, "not a regular file")
-        expect_error(lambda p: module.sites(), module.sites_path, "not a regular file")
+        expect_error(lambda p: module.sites(), module.sites_path, "a symbolic link below")
         return first
     if kind == "corpus-escape":
         return expect_error(mlgo_corpus.Corpus, path, "leaves the corpus")

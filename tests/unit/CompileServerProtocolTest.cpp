@@ -41,6 +41,7 @@ TEST(CompileServerProtocol, RequestsAndRepliesRoundTripThroughAPipe) {
   request.ConfineWritesTo = "/w";
   request.AlsoWritable = {"/cache", ""};
   request.CodegenArgv = {"llc-22", "-O2", "-filetype=obj", "o.bc", "-o", "n.o"};
+  request.ReadExec = mlgo::ReadExecRules{{"/corpus/m.bc", "/usr/lib"}, {"/usr/lib/llvm-22"}};
   Pipe pipe;
   ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeRequest(request)));
   auto message = readMessage(pipe.Fds[0]);
@@ -54,6 +55,14 @@ TEST(CompileServerProtocol, RequestsAndRepliesRoundTripThroughAPipe) {
   EXPECT_EQ(back->ConfineWritesTo, request.ConfineWritesTo);
   EXPECT_EQ(back->AlsoWritable, request.AlsoWritable);
   EXPECT_EQ(back->CodegenArgv, request.CodegenArgv);
+  ASSERT_TRUE(back->ReadExec);
+  EXPECT_EQ(back->ReadExec->Readable, request.ReadExec->Readable);
+  EXPECT_EQ(back->ReadExec->Executable, request.ReadExec->Executable);
+  request.ReadExec.reset(); // reads not confined: said so, not an empty list
+  auto unconfined = decodeRequest(encodeRequest(request));
+  ASSERT_TRUE(unconfined);
+  EXPECT_FALSE(unconfined->ReadExec);
+  EXPECT_EQ(unconfined->AlsoWritable, request.AlsoWritable);
 
   CompileReply reply{4242, 3, 13, "message"};
   ASSERT_TRUE(writeMessage(pipe.Fds[1], encodeReply(reply)));
@@ -92,19 +101,30 @@ TEST(CompileServerProtocol, OversizedOrTruncatedMessagesAreRefused) {
 }
 
 TEST(CompileServerProtocol, MalformedFieldsAreRefused) {
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1"}));                          // too few fields
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "0", "0"}));                     // no argv
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "3", "0", "opt-22", "x"}));      // argv count beyond the fields
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "-1", "0", "opt-22"}));          // negative count
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1x", "0", "opt-22"}));          // not a number
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "2", "opt-22", "llc-22"})); // codegen argv beyond the fields
-  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "-1", "opt-22"}));          // negative codegen count
-  EXPECT_TRUE(decodeRequest({"opt", "", "", "", "", "1", "0", "opt-22"}));
-  auto both = decodeRequest({"opt", "", "", "", "", "1", "1", "opt-22", "llc-22", "/w"});
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1"}));                // too few fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "0", "0", "-", "0"})); // no argv
+  EXPECT_FALSE(
+      decodeRequest({"opt", "", "", "", "", "3", "0", "-", "0", "opt-22", "x"}));      // argv count beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "-1", "0", "-", "0", "opt-22"})); // negative count
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1x", "0", "-", "0", "opt-22"})); // not a number
+  EXPECT_FALSE(
+      decodeRequest({"opt", "", "", "", "", "1", "2", "-", "0", "opt-22", "llc-22"})); // codegen argv beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "-1", "-", "0", "opt-22"})); // negative codegen count
+  EXPECT_TRUE(decodeRequest({"opt", "", "", "", "", "1", "0", "-", "0", "opt-22"}));
+  auto both = decodeRequest({"opt", "", "", "", "", "1", "1", "-", "0", "opt-22", "llc-22", "/w"});
   ASSERT_TRUE(both);
   EXPECT_EQ(both->Argv, std::vector<std::string>{"opt-22"});
   EXPECT_EQ(both->CodegenArgv, std::vector<std::string>{"llc-22"});
   EXPECT_EQ(both->AlsoWritable, std::vector<std::string>{"/w"});
+  EXPECT_FALSE(both->ReadExec);
+  EXPECT_FALSE(
+      decodeRequest({"opt", "", "", "", "", "1", "0", "2", "0", "opt-22", "/r"})); // readable beyond the fields
+  EXPECT_FALSE(decodeRequest({"opt", "", "", "", "", "1", "0", "-", "1", "opt-22", "/x"})); // executable, reads free
+  auto confined = decodeRequest({"opt", "", "", "", "", "1", "0", "1", "1", "opt-22", "/r", "/x", "/w"});
+  ASSERT_TRUE(confined && confined->ReadExec);
+  EXPECT_EQ(confined->ReadExec->Readable, std::vector<std::string>{"/r"});
+  EXPECT_EQ(confined->ReadExec->Executable, std::vector<std::string>{"/x"});
+  EXPECT_EQ(confined->AlsoWritable, std::vector<std::string>{"/w"});
   EXPECT_FALSE(decodeReply({"1", "-1", "0"}));                           // too few fields
   EXPECT_FALSE(decodeReply({"1", "-2", "0", ""}));                       // no such step
   EXPECT_FALSE(decodeReply({"1", "-1", "99999", ""}));                   // no such errno

@@ -3,8 +3,11 @@
 // the file, line and field, never an exception.
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/log/DatasetFile.h"
 
 #include "support/TestSupport.h"
+
+#include <unistd.h>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -177,6 +180,38 @@ TEST(HarvestJournal, SummaryFieldsAreChecked) {
   }
 }
 
+TEST(HarvestJournal, SummaryConfinementListsAreReadAndCheckedAndMayBeAbsent) {
+  TempDir dir;
+  Json good = {
+      {"shard", "0/1"},      {"problem", "inliner"}, {"compiler", "clang"},          {"mode", "plugin"},
+      {"policy", "default"}, {"seconds", 1.0},       {"harvester_cpu_seconds", 1.0}, {"harvester_peak_rss_kb", 1}};
+  // An earlier version's summary: no lists.
+  good["confinement"] = {{"active", true}, {"landlock_abi", 7}, {"warning", ""}};
+  writeFile(dir / "summary.json", good.dump());
+  auto old = readHarvestSummary(dir / "summary.json");
+  ASSERT_TRUE(old && *old && (*old)->Confined) << (old ? "" : llvm::toString(old.takeError()));
+  EXPECT_FALSE((*old)->Confined->Readable);
+  EXPECT_FALSE((*old)->Confined->Executable);
+
+  good["confinement"]["readable"] = {"/usr/lib", "/etc/ld.so.cache"};
+  good["confinement"]["executable"] = {"/usr/lib/llvm-22"};
+  writeFile(dir / "summary.json", good.dump());
+  auto listed = readHarvestSummary(dir / "summary.json");
+  ASSERT_TRUE(listed && *listed && (*listed)->Confined) << (listed ? "" : llvm::toString(listed.takeError()));
+  EXPECT_EQ((*listed)->Confined->Readable, (std::vector<std::string>{"/usr/lib", "/etc/ld.so.cache"}));
+  EXPECT_EQ((*listed)->Confined->Executable, (std::vector<std::string>{"/usr/lib/llvm-22"}));
+
+  for (const Json &bad : {Json("/usr/lib"), Json::array({1}), Json::object()}) {
+    Json wrong = good;
+    wrong["confinement"]["readable"] = bad;
+    writeFile(dir / "summary.json", wrong.dump());
+    auto read = readHarvestSummary(dir / "summary.json");
+    ASSERT_FALSE(static_cast<bool>(read)) << bad;
+    std::string message = llvm::toString(read.takeError());
+    EXPECT_NE(message.find("confinement: field 'readable' is not a list of strings"), std::string::npos) << message;
+  }
+}
+
 TEST(HarvestJournal, DefaultSizeCacheIsChecked) {
   TempDir dir;
   writeFile(dir / "c", "{\"options\": {}}\n{\"module\": \"a\", \"native_size\": 5}\n");
@@ -203,9 +238,30 @@ TEST(HarvestJournal, DatasetInputsFollowTheRecords) {
   std::vector<PlannedModule> plan = {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}};
   auto inputs = harvestDatasetInputs(Problem::Inliner, "/out", plan, records);
   ASSERT_EQ(inputs.size(), 1u);
-  EXPECT_EQ(inputs[0].LogPath, "/out/logs/a.log");
+  // Opened below the harvest, following no link there (BeneathPath.h).
+  EXPECT_EQ(inputs[0].Below, "/out");
+  EXPECT_EQ(inputs[0].LogPath, "logs/a.log");
   EXPECT_FLOAT_EQ(inputs[0].Reward.Value, 0.09f);
   EXPECT_EQ(harvestDatasetInputs(Problem::RegallocEvict, "/out", plan, records).size(), 2u);
+}
+
+// The --tfrecord dataset opens each log below the harvest (issue #33): with
+// logs/sub a link (module sub/m0), it names the link and writes nothing.
+TEST(HarvestJournal, DatasetLogsAreReadWithoutFollowingALinkBelowTheHarvest) {
+  TempDir dir;
+  writeFile(dir / "elsewhere/m0.log", "not a log of this harvest\n");
+  writeFile(dir / "out/logs/.keep", "");
+  ASSERT_EQ(::symlink((dir / "elsewhere").c_str(), (dir / "out/logs/sub").c_str()), 0);
+  HarvestRecord ok;
+  ok.Module = "sub/m0", ok.Status = "ok", ok.LogWritten = true, ok.Decisions = 1, ok.NativeSize = 10;
+  std::map<std::string, const HarvestRecord *> records = {{"sub/m0", &ok}};
+  auto inputs = harvestDatasetInputs(Problem::Inliner, dir / "out", {{"sub/m0", 1}}, records);
+  ASSERT_EQ(inputs.size(), 1u);
+  auto written = writeTFRecordDataset(inputs, dir / "dataset.tfrecord");
+  ASSERT_FALSE(static_cast<bool>(written));
+  std::string message = llvm::toString(written.takeError());
+  EXPECT_NE(message.find(dir / "out/logs/sub: a symbolic link below " + dir / "out"), std::string::npos) << message;
+  EXPECT_FALSE(exists(dir / "dataset.tfrecord"));
 }
 
 } // namespace

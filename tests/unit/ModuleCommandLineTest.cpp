@@ -2,6 +2,7 @@
 // (issue 20 #5) and the screening of flags that load code or write files
 // (issue 20 #1), checked against clang-22's own option table.
 #include "mlgo/corpus/ModuleCommandLine.h"
+#include "mlgo/corpus/DriverJob.h"
 #include "mlgo/corpus/InertLlvmOptions.h"
 
 #include "support/TestSupport.h"
@@ -16,6 +17,7 @@
 
 #include <map>
 #include <set>
+#include <sys/stat.h>
 
 using namespace mlgo;
 using Args = std::vector<std::string>;
@@ -218,6 +220,37 @@ TEST(CommandLineScreen, MllvmAcceptsOnlyTheReviewedOptions) {
   EXPECT_EQ(accepted, reviewed);
 }
 
+// A report names every refused flag, not only the first (validate-corpus,
+// the journal's detail): whoever fixes a corpus sees all it must change.
+TEST(CommandLineScreen, EveryRefusedFlagIsNamed) {
+  Args line = {"-cc1",
+               "-mllvm",
+               "-tsan-compound-read-before-write=1",
+               "-load",
+               "/tmp/evil.so",
+               "-mllvm",
+               "-exec-on-ir-change=/tmp/evil",
+               "@/tmp/x.rsp",
+               "-stats-file=/tmp/x"};
+  std::vector<std::string> found = unsafeCommandLineFlags(line);
+  ASSERT_EQ(found.size(), 4u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("@/tmp/x.rsp"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("-load"), std::string::npos) << found[1];
+  EXPECT_NE(found[2].find("exec-on-ir-change"), std::string::npos) << found[2];
+  EXPECT_NE(found[3].find("-stats-file="), std::string::npos) << found[3];
+  Args driver = {"-O2",     "-mllvm",       "-exec-on-ir-change=/tmp/evil", "-Xclang", "-load",
+                 "-Xclang", "/tmp/evil.so", "--config=/tmp/x.cfg"};
+  found = unsafeCommandLineFlags(driver);
+  ASSERT_EQ(found.size(), 3u) << ::testing::PrintToString(found);
+  EXPECT_NE(found[0].find("exec-on-ir-change"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("--config="), std::string::npos) << found[1];
+  EXPECT_NE(found[2].find("-Xclang -load"), std::string::npos) << found[2];
+  llvm::Error e = screenCommandLine(line, "m.cmd");
+  std::string message = llvm::toString(std::move(e));
+  EXPECT_NE(message.find("-load"), std::string::npos) << message;
+  EXPECT_NE(message.find("exec-on-ir-change"), std::string::npos) << message;
+}
+
 // Issue 33 #2: clang's main expands any argument that starts with '@', a
 // separate option's value included, before it parses: never screened unseen.
 TEST(CommandLineScreen, ResponseFilesAreRefusedWhereverTheyStand) {
@@ -270,6 +303,9 @@ TEST(CommandLineScreen, DriverLinesRunAsTheirOneCc1Job) {
   expectRefusedLine({"-Oz", "--config", "/tmp/evil.cfg"}, "--config");
   expectRefusedLine({"-Oz", "-ccc-install-dir", "/tmp/evil"}, "-ccc-install-dir");
   expectRefusedLine({"-Oz", "--driver-mode=cl"}, "--driver-mode=");
+  // Planning itself would run this program (clang-22 does for --offload-arch=native).
+  expectRefusedLine({"-Oz", "-fopenmp", "--offload-arch=native", "--amdgpu-arch-tool=/tmp/evil"},
+                    "--offload-arch-tool=");
   expectRefusedLine({"-Oz", "-fuse-ld=/tmp/evil-ld"}, "-fuse-ld=");
   expectRefusedLine({"-Oz", "-S"}, "not one clang compile");
   expectRefusedLine({"-Oz", "-fno-integrated-as"}, "jobs");
@@ -291,6 +327,23 @@ TEST(CommandLineScreen, DriverLinesRunAsTheirOneCc1Job) {
   auto cc1 = compileLine({"-cc1", "-Oz", "-emit-obj"});
   ASSERT_TRUE(static_cast<bool>(cc1)) << llvm::toString(cc1.takeError());
   EXPECT_EQ(*cc1, (Args{"-cc1", "-Oz", "-emit-obj"}));
+}
+
+// clang-22's driver runs an offload-arch tool while it plans: planning
+// happens in a child confined as a compile is, which may execute nothing
+// outside its toolchain (even where the screen let such a flag through).
+TEST(DriverJob, PlanningRunsNoProgramOutsideTheToolchain) {
+  test::TempDir dir;
+  std::string tool = dir / "arch.sh", marker = dir / "ran";
+  test::writeFile(tool, "#!/bin/sh\ntouch " + marker + "\necho gfx90a\n");
+  ASSERT_EQ(::chmod(tool.c_str(), 0755), 0);
+  auto line = cc1LineOfDriverLine({"-fopenmp", "--offload-arch=native", "--offload-arch-tool=" + tool},
+                                  "/usr/lib/llvm-22/bin/clang", "/corpus/m.bc");
+  if (line)
+    ADD_FAILURE() << "planned: " << ::testing::PrintToString(*line);
+  else
+    llvm::consumeError(line.takeError());
+  EXPECT_FALSE(test::exists(marker)) << "the driver ran the corpus' program";
 }
 
 // The classification must cover every cc1 option of the clang we link whose

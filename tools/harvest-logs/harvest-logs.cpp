@@ -177,8 +177,15 @@ int main(int argc, char **argv) {
                "either way.");
   app.add_option("--compiler_writable_dir", o.CompilerWritableDirs,
                  "A directory the compiles may also write to (repeatable): Landlock lets each compile write only "
-                 "in its work directory, so a compiler wrapper that keeps a cache or log elsewhere needs this.")
+                 "in its work directory, so a compiler wrapper that keeps a cache or log elsewhere needs this. "
+                 "It is readable too.")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--compiler_readable_dir", o.CompilerReadableDirs,
+                 "A directory the compiles may also read (repeatable): Landlock lets each compile read only its "
+                 "toolchain, the system's shared libraries, its work directory, its module's bitcode and the files "
+                 "harvest-logs passes, so an input its command line names elsewhere (a profile, a header) needs "
+                 "this; without it that compile fails with 'Permission denied'.")
+      ->check(CLI::ExistingPath);
   app.add_option("--tfrecord,--output_path", o.TFRecordPath,
                  "Also write the dataset ml-compiler-opt trains on (TFRecord of SequenceExample), modules in plan "
                  "order.");
@@ -370,8 +377,8 @@ int main(int argc, char **argv) {
   }
   o.UseCompileServer = server.Decision->Use;
   o.CompileServerReason = server.Decision->Reason;
-  log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") +
-            o.CompileServerReason + ")");
+  log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") + o.CompileServerReason +
+            ")");
 
   if (!batch.empty()) {
     for (BatchPolicy &p : batch)

@@ -46,5 +46,9 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const nlohmann::ordered_json &
 /// (same caller, callee and ordinal) is an error, as is a missing file.
 llvm::Expected<std::vector<DecisionSite>> readDecisionSites(llvm::StringRef path,
                                                             const DecisionSitesLimits &limits = {});
+/// The same from a file already open (compare-harvests opens it below its
+/// harvest without following links, BeneathPath.h); `path` names it.
+llvm::Expected<std::vector<DecisionSite>> readDecisionSites(int fd, llvm::StringRef path,
+                                                            const DecisionSitesLimits &limits = {});
 
 } // namespace mlgo

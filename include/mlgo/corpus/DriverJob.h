@@ -14,11 +14,12 @@
 namespace mlgo {
 
 /// The cc1 arguments (starting with "-cc1", without the input and `-o`)
-/// that clang-22's driver, as `clangPath`, builds for compiling `input` (a
-/// bitcode file; need not exist) to an object with `args` and `-c`. An error
-/// when the driver refuses the line or plans anything but exactly one cc1 job
-/// that emits an object (another program such as an assembler or a linker,
-/// several jobs, preprocessing only, ...). Runs nothing: the driver only plans.
+/// that the driver of `clangPath` plans for compiling `input` (a bitcode
+/// file; need not exist) to an object with `args` and `-c`: `clangPath
+/// ... -###` in a child confined to a temporary directory and killed after
+/// 30 s, its plan read back. An error when the driver refuses the line or
+/// plans anything but exactly one cc1 job that emits an object (another
+/// program such as an assembler or a linker, several jobs, no object, ...).
 llvm::Expected<std::vector<std::string>> cc1LineOfDriverLine(llvm::ArrayRef<std::string> args,
                                                              llvm::StringRef clangPath, llvm::StringRef input);
 

@@ -50,6 +50,11 @@ std::vector<std::string> dropHarvestFlags(llvm::ArrayRef<std::string> args);
 /// (InertLlvmOptions.h). std::nullopt when the line is safe.
 std::optional<std::string> unsafeCommandLineFlag(llvm::ArrayRef<std::string> args);
 
+/// Every reason unsafeCommandLineFlag could give for `args`, in order (each
+/// response file, refused flag and -mllvm option off the list once), so
+/// that a report names them all.
+std::vector<std::string> unsafeCommandLineFlags(llvm::ArrayRef<std::string> args);
+
 /// Why an LLVM option given through -mllvm is unsafe, or std::nullopt: only
 /// the reviewed inert options pass. `value` is the -mllvm argument, e.g.
 /// "-inline-threshold=100".
@@ -65,7 +70,7 @@ public:
   std::string Source, Flag;
 };
 
-/// UnsafeCommandLineError when unsafeCommandLineFlag finds a flag in `args`
+/// UnsafeCommandLineError naming every flag unsafeCommandLineFlags finds in `args`
 /// (`source` names where they come from: a .cmd file, global_command_override).
 llvm::Error screenCommandLine(llvm::ArrayRef<std::string> args, llvm::StringRef source);
 

@@ -14,6 +14,11 @@
 
 namespace mlgo {
 
+/// `logs/<module>.log` and `logs/<module>.sites.jsonl`, relative to a
+/// harvest's directory: opened below it with BeneathPath.h, so that no link
+/// planted in the harvest is followed.
+std::string harvestLogName(const std::string &module);
+std::string harvestSitesName(const std::string &module);
 /// `logs/<module>.log` under a harvest's output directory.
 std::string harvestLogPath(llvm::StringRef outputDir, const std::string &module);
 /// OUT/logs/<module>.sites.jsonl: which call site each observation of the

@@ -70,6 +70,9 @@ struct HarvestSummaryFile {
     bool Active = false;
     size_t LandlockAbi = 0;
     std::string Warning;
+    /// What the compiles could read and execute (absent before they were
+    /// confined, and in summaries of earlier versions).
+    std::optional<std::vector<std::string>> Readable, Executable;
   };
   std::optional<Confinement> Confined;
   /// Whether the run's opt and llc ran in mlgo-compile-server (absent: unknown).

@@ -39,6 +39,10 @@ struct HarvestOptions {
   /// Directories the compiles may write besides their work directory (a
   /// compiler wrapper's cache or log): --compiler_writable_dir.
   std::vector<std::string> CompilerWritableDirs;
+  /// Directories (or files) the compiles may also read: --compiler_readable_dir.
+  /// Without them a compile reads only its toolchain, the system's libraries,
+  /// its module's input and what the harvest passes (CompileConfinement.h).
+  std::vector<std::string> CompilerReadableDirs;
   /// Run opt and llc in mlgo-compile-server's warm children instead of
   /// exec'ing them (--compile_server; CompileServerChoice.h decides).
   bool UseCompileServer = false;

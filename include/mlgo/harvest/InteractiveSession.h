@@ -31,9 +31,10 @@ struct CompileJob {
   std::vector<std::string> Argv;
   std::string StderrPath;
   Deadline Until;
-  double TimeoutSeconds = 0; // for messages
-  std::string WorkDir;       // the only place the compile may write (Landlock); "" = unconfined
+  double TimeoutSeconds = 0;             // for messages
+  std::string WorkDir;                   // the only place the compile may write (Landlock); "" = unconfined
   std::vector<std::string> AlsoWritable; // --compiler_writable_dir
+  std::optional<ReadExecRules> ReadExec; // with WorkDir: what it may read and execute (CompileConfinement.h)
   /// Run by this compile server as `Tool` ("opt", "llc") instead of exec'd.
   CompileServerClient *Server = nullptr;
   std::string Tool;

@@ -15,6 +15,9 @@ std::string resolvedProgram(const std::string &program);
 /// are built against.
 bool isOwnLlvmTool(const std::string &program, const char *tool);
 
+/// Our LLVM's `tool` (e.g. "llvm-symbolizer"), resolved; "" when it is not installed.
+std::string ownLlvmTool(const char *tool);
+
 /// Why `program`, given as --`flag`, is not our LLVM's `tool`, or "".
 std::string whyNotOwnLlvmTool(const std::string &flag, const std::string &program, const char *tool);
 

@@ -17,6 +17,9 @@ namespace mlgo {
 struct DatasetInput {
   std::string LogPath;
   RewardPolicy Reward;
+  /// When set, LogPath is relative to this directory (a harvest) and is
+  /// opened below it without following a symbolic link (BeneathPath.h).
+  std::string Below = {};
 };
 
 struct DatasetTotals {

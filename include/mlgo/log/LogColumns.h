@@ -70,6 +70,9 @@ class LogColumnReader {
 public:
   /// `path` "-" reads standard input.
   static llvm::Expected<std::unique_ptr<LogColumnReader>> open(llvm::StringRef path);
+  /// The log `relative` below the directory `root` (a harvest), a regular
+  /// file reached without following a symbolic link (support/BeneathPath.h).
+  static llvm::Expected<std::unique_ptr<LogColumnReader>> openBeneath(llvm::StringRef root, llvm::StringRef relative);
   explicit LogColumnReader(std::unique_ptr<TrainingLogReader> reader, uint64_t sizeHint = 0);
 
   /// Up to `limit` observations (0: no limit, to the end of the stream) with
@@ -99,5 +102,9 @@ private:
 /// bounded by the file's size, plus 13 bytes an observation for its context
 /// number, observation number and reward flag.
 llvm::Expected<LogColumns> readLogColumns(llvm::StringRef path);
+/// The same for the log `relative` below the directory `root` (a harvest),
+/// opened as a regular file without following a link in any component
+/// (support/BeneathPath.h).
+llvm::Expected<LogColumns> readLogColumnsBeneath(llvm::StringRef root, llvm::StringRef relative);
 
 } // namespace mlgo

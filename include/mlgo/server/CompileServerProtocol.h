@@ -7,6 +7,8 @@
 // cannot make either side allocate without limit.
 #pragma once
 
+#include "mlgo/support/Landlock.h" // ReadExecRules
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,7 +18,7 @@
 namespace mlgo::server {
 
 /// Bumped whenever a message changes; the server's greeting carries it.
-constexpr uint32_t ProtocolVersion = 2;
+constexpr uint32_t ProtocolVersion = 3;
 constexpr uint32_t MaxStrings = 1 << 16, MaxStringBytes = 1 << 20, MaxMessageBytes = 64 << 20;
 
 /// One compile: `Tool` is "opt", "llc" or "clang"; Argv[0] is the program
@@ -28,6 +30,7 @@ struct CompileRequest {
   std::string WorkingDirectory;          // "" = the server's
   std::string ConfineWritesTo;           // "" = not confined
   std::vector<std::string> AlsoWritable; // with ConfineWritesTo
+  std::optional<ReadExecRules> ReadExec; // with ConfineWritesTo: reads and executions confined too
   /// With Tool "opt": llc's argv for the optimized module, run in the same
   /// child on the module opt leaves in memory (OptLlcEntries.cpp) instead
   /// of a second child reading opt's output back.

@@ -35,6 +35,8 @@ llvm::Error syncFileDescriptor(int fd, llvm::StringRef path);
 llvm::Error syncFile(llvm::StringRef path);
 /// fsync of a directory, making the names made in it durable, when durable.
 llvm::Error syncDirectory(llvm::StringRef dir);
+/// The same for a directory already open (`dir` names it in an error).
+llvm::Error syncDirectoryDescriptor(int fd, llvm::StringRef dir);
 
 /// Whether StagedFiles may use O_TMPFILE (default: when /proc is mounted).
 /// Off, it stages to named temporary files: for file systems whose O_TMPFILE
@@ -51,6 +53,9 @@ llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data);
 /// Writes `data` to a new file at `path` (which must not exist). With a
 /// `mode`, the file gets exactly those permission bits, whatever the umask.
 llvm::Error writeNewFile(llvm::StringRef path, llvm::StringRef data, std::optional<unsigned> mode = std::nullopt);
+/// The same as the single component `name` in the open directory `dir`
+/// (never through a link there); `shown` names it in errors.
+llvm::Error writeNewFileAt(int dir, llvm::StringRef name, llvm::StringRef shown, llvm::StringRef data);
 
 /// Streams a large output file: data goes to a temporary sibling, which
 /// commit() syncs (when durable) and renames over `path`. Destroyed without a

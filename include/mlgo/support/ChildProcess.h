@@ -2,6 +2,8 @@
 // everything it started can be killed together.
 #pragma once
 
+#include "mlgo/support/Landlock.h" // ReadExecRules
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -31,6 +33,9 @@ struct SpawnOptions {
   /// Landlock in the kernel only TMPDIR is set (landlockSupport() says why).
   std::string ConfineWritesTo;
   std::vector<std::string> AlsoWritable; // with ConfineWritesTo: more directories the user allows
+  /// With ConfineWritesTo: confine reading and executing too (a compile's
+  /// toolchain, inputs and system libraries); nullopt = not confined.
+  std::optional<ReadExecRules> ReadExec;
   /// "NAME=VALUE" entries that replace or join our environment in the child's.
   std::vector<std::string> Environment;
 };

@@ -14,4 +14,9 @@ namespace mlgo {
 /// write is a WriteError.
 llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to);
 
+/// The same into the open directory `dir` under the single component `name`
+/// (renameat: nothing on the way to `dir` is looked up again, so no link
+/// planted there is followed). `shownTo` names the destination in errors.
+llvm::Error moveFileInto(llvm::StringRef from, int dir, llvm::StringRef name, llvm::StringRef shownTo);
+
 } // namespace mlgo
