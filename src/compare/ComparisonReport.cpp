@@ -59,6 +59,19 @@ Json comparisonJson(const HarvestComparison &c, size_t top) {
   j["b"] = side(c.B);
   j["total"] = {
       {"a_size", c.ASize}, {"b_size", c.BSize}, {"change", optionalNumber(c.Change)}, {"modules", c.Modules.size()}};
+  auto linked = [](const std::optional<LinkedBinary> &l) -> Json {
+    if (!l)
+      return nullptr;
+    return {{"status", l->Status},
+            {"reason", l->Reason},
+            {"text", l->Text ? Json(*l->Text) : Json()},
+            {"allocated", l->Allocated ? Json(*l->Allocated) : Json()}};
+  };
+  j["linked"] = {{"a", linked(c.A.Linked)},
+                 {"b", linked(c.B.Linked)},
+                 {"text_change", optionalNumber(c.LinkedTextChange)},
+                 {"allocated_change", optionalNumber(c.LinkedAllocatedChange)},
+                 {"message", c.LinkMessage}};
   j["geomean"] = {{"ratio", optionalNumber(c.GeomeanRatio)},
                   {"change", c.GeomeanRatio ? Json(*c.GeomeanRatio - 1) : Json()},
                   {"modules", c.GeomeanModules}};
@@ -112,6 +125,14 @@ std::string comparisonText(const HarvestComparison &c, size_t top) {
          (h->Policy.empty() ? "unknown" : printable(h->Policy)) + ", " + std::to_string(h->Modules) + " modules)");
   line("native size over the " + std::to_string(c.Modules.size()) + " modules ok in both: A " +
        std::to_string(c.ASize) + " bytes, B " + std::to_string(c.BSize) + " bytes, change " + formatChange(c.Change));
+  // What ships, beside the per-object total.
+  if (c.LinkedTextChange || c.LinkedAllocatedChange)
+    line("linked binary: text A " + std::to_string(*c.A.Linked->Text) + " bytes, B " +
+         std::to_string(*c.B.Linked->Text) + " bytes, change " + formatChange(c.LinkedTextChange) + "; allocated A " +
+         std::to_string(*c.A.Linked->Allocated) + ", B " + std::to_string(*c.B.Linked->Allocated) + ", change " +
+         formatChange(c.LinkedAllocatedChange));
+  else
+    line("linked binary: " + printable(c.LinkMessage));
   if (c.GeomeanRatio) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4f", *c.GeomeanRatio);

@@ -212,6 +212,58 @@ void compareDecisionSites(HarvestComparison &c, const HarvestJournal &a, const H
       (problems ? "; " + std::to_string(problems) + " sites files missing or invalid (see sites_problems)" : "");
 }
 
+namespace {
+
+// summary.json's linked, as far as it is well formed (the journal is what is
+// compared; a damaged link record only loses the link figures).
+LinkedBinary linkedBinary(const nlohmann::json &linked) {
+  LinkedBinary binary;
+  auto text = [&](const char *key) {
+    return linked.contains(key) && linked[key].is_string() ? linked[key].get<std::string>() : "";
+  };
+  binary.Status = text("status");
+  binary.Reason = text("reason");
+  if (linked.contains("sizes") && linked["sizes"].is_object()) {
+    const auto &sizes = linked["sizes"];
+    if (sizes.contains("text") && sizes["text"].is_number_unsigned())
+      binary.Text = sizes["text"].get<uint64_t>();
+    if (sizes.contains("allocated") && sizes["allocated"].is_number_unsigned())
+      binary.Allocated = sizes["allocated"].get<uint64_t>();
+  }
+  return binary;
+}
+
+std::string describeLink(const std::optional<LinkedBinary> &linked) {
+  if (!linked)
+    return "harvested without --link";
+  return "its link is " + (linked->Status.empty() ? std::string("unreadable") : linked->Status) +
+         (linked->Reason.empty() ? "" : " (" + linked->Reason + ")");
+}
+
+} // namespace
+
+void compareLinkedBinaries(HarvestComparison &c) {
+  bool a = c.A.Linked && c.A.Linked->ok(), b = c.B.Linked && c.B.Linked->ok();
+  auto ratio = [](uint64_t from, uint64_t to) -> std::optional<double> {
+    if (from == 0)
+      return std::nullopt;
+    return static_cast<double>(to) / static_cast<double>(from) - 1;
+  };
+  if (a && b) {
+    c.LinkedTextChange = ratio(*c.A.Linked->Text, *c.B.Linked->Text);
+    c.LinkedAllocatedChange = ratio(*c.A.Linked->Allocated, *c.B.Linked->Allocated);
+    c.LinkMessage = "compared the linked binaries";
+  } else if (!c.A.Linked && !c.B.Linked) {
+    c.LinkMessage = "neither harvest has a linked binary (harvest-logs --link)";
+  } else if (a || b) {
+    c.LinkMessage = std::string("only ") + (a ? "A" : "B") + " has a linked binary: " + (a ? "B " : "A ") +
+                    describeLink(a ? c.B.Linked : c.A.Linked);
+  } else {
+    c.LinkMessage =
+        "neither harvest has a linked binary: A " + describeLink(c.A.Linked) + ", B " + describeLink(c.B.Linked);
+  }
+}
+
 llvm::Expected<HarvestComparison> compareHarvestDirectories(llvm::StringRef dirA, llvm::StringRef dirB) {
   HarvestJournal journals[2];
   llvm::StringRef dirs[2] = {dirA, dirB};
@@ -254,10 +306,13 @@ llvm::Expected<HarvestComparison> compareHarvestDirectories(llvm::StringRef dirA
     }
     if (!*summary)
       continue;
+    if (auto linked = (*summary)->Value.find("linked"); linked != (*summary)->Value.end() && linked->is_object())
+      side->Linked = linkedBinary(*linked);
     auto it = (*summary)->Value.find("decision_sites");
     if (it != (*summary)->Value.end() && it->is_object() && it->contains("reason") && (*it)["reason"].is_string())
       side->NoSitesReason = (*it)["reason"].get<std::string>();
   }
+  compareLinkedBinaries(c);
   compareDecisionSites(c, journals[0], journals[1]);
   return c;
 }

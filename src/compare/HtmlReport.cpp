@@ -186,6 +186,19 @@ std::string htmlReport(const HarvestComparison &c, size_t top) {
       std::to_string(c.Unchanged) + "; only in A " + std::to_string(c.OnlyInA.size()) + ", only in B " +
       std::to_string(c.OnlyInB.size()) + ", failed in either " + std::to_string(c.Failed.size()) + ".</p>\n");
 
+  // What ships, beside the per-object total.
+  if (c.LinkedTextChange || c.LinkedAllocatedChange)
+    add("<p id=\"linked\">Linked binary: text A " + std::to_string(*c.A.Linked->Text) + ", B " +
+        std::to_string(*c.B.Linked->Text) + " bytes, change <strong class=\"" +
+        std::string(*c.B.Linked->Text > *c.A.Linked->Text   ? "grew"
+                    : *c.B.Linked->Text < *c.A.Linked->Text ? "shrank"
+                                                            : "") +
+        "\">" + htmlEscape(formatChange(c.LinkedTextChange)) + "</strong>; allocated A " +
+        std::to_string(*c.A.Linked->Allocated) + ", B " + std::to_string(*c.B.Linked->Allocated) + ", change " +
+        htmlEscape(formatChange(c.LinkedAllocatedChange)) + ".</p>\n");
+  else
+    add("<p id=\"linked\">Linked binary: " + htmlEscape(c.LinkMessage) + ".</p>\n");
+
   add("<h2>Size change per module</h2>\n" + histogramSvg(c));
   std::vector<ModuleSizeChange> grown = c.topGrown(top);
   add("<h2>Modules that grew most (top " + std::to_string(grown.size()) + ")</h2>\n" + regressionsSvg(grown));

@@ -56,6 +56,15 @@ std::string fileIdentity(const std::string &program) {
          std::to_string(status.getLastModificationTime().time_since_epoch().count());
 }
 
+// A file named by path (not looked up in PATH, as programs are).
+std::string pathIdentity(const std::string &path) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return path + " (not found)";
+  return absolutePath(path) + " " + std::to_string(status.getSize()) + " " +
+         std::to_string(status.getLastModificationTime().time_since_epoch().count());
+}
+
 } // namespace
 
 std::string compilerIdentity(const CompilerSettings &compiler) {
@@ -87,6 +96,19 @@ std::string baselineKey(const BaselineKeyInputs &in, llvm::StringRef bitcode) {
   list("command_line", c.Kind == CompilerKind::Clang ? in.ModuleCommandLine : std::vector<std::string>{});
   std::vector<llvm::StringRef> refs(parts.begin(), parts.end());
   refs.push_back(bitcode);
+  return sha256Hex(refs);
+}
+
+std::string linkedBaselineKey(const std::vector<std::string> &moduleKeys, const std::vector<std::string> &templateWords,
+                              const std::vector<std::string> &extraObjects, llvm::StringRef what) {
+  std::vector<std::string> parts = {Format, "linked", what.str(), std::to_string(moduleKeys.size())};
+  parts.insert(parts.end(), moduleKeys.begin(), moduleKeys.end());
+  parts.push_back(std::to_string(templateWords.size()));
+  parts.insert(parts.end(), templateWords.begin(), templateWords.end());
+  parts.push_back(std::to_string(extraObjects.size()));
+  for (const std::string &extra : extraObjects)
+    parts.push_back(pathIdentity(extra)); // another build of the same file is another link
+  std::vector<llvm::StringRef> refs(parts.begin(), parts.end());
   return sha256Hex(refs);
 }
 

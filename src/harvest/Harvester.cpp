@@ -1,5 +1,6 @@
 #include "mlgo/harvest/Harvester.h"
 
+#include "mlgo/corpus/LinkOrder.h"
 #include "mlgo/harvest/BaselineCache.h"
 #include "mlgo/harvest/CompileConfinement.h"
 #include "mlgo/harvest/HarvestDataset.h"
@@ -110,6 +111,11 @@ public:
       if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, dir))
         return llvm::createStringError("cannot create %s: %s", joinPath(Options.OutputDir, dir).c_str(),
                                        llvm::toString(std::move(e)).c_str());
+    if (Options.Link.requested())
+      if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, ".mlgo-harvest/objects"))
+        return llvm::createStringError("cannot create %s: %s",
+                                       joinPath(Options.OutputDir, ".mlgo-harvest/objects").c_str(),
+                                       llvm::toString(std::move(e)).c_str());
     if (sizeRewarded()) {
       // A cache written with other options (compiler, passes) is started afresh.
       // A damaged cache too: it only saves recompiles (merge-harvest reads it alike).
@@ -129,16 +135,33 @@ public:
           DefaultSizes[module] = entry.first;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
-      if (!Options.BaselineCacheDir.empty()) {
-        auto cache = BaselineCache::open(Options.BaselineCacheDir);
-        if (!cache)
-          return cache.takeError();
-        Baselines.emplace(std::move(*cache));
-        CompilerIdentity = compilerIdentity(Options.Compiler);
-      }
+      if (llvm::Error e = openBaselineCache())
+        return e;
     }
+    // --link: the default's linked size is kept there too.
+    if (Options.Link.requested() && !Baselines)
+      if (llvm::Error e = openBaselineCache())
+        return e;
     return llvm::Error::success();
   }
+
+  /// The module's baseline cache key (BaselineCache.h); nullopt without a
+  /// cache or when its inputs cannot be read.
+  std::optional<std::string> baselineKeyOf(const std::string &module) const {
+    if (!Baselines)
+      return std::nullopt;
+    auto in = inputs(module);
+    if (!in) {
+      llvm::consumeError(in.takeError());
+      return std::nullopt;
+    }
+    auto bitcode = llvm::MemoryBuffer::getFile(in->Bitcode, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!bitcode)
+      return std::nullopt;
+    return baselineKey({Options.Decisions, Options.Compiler, CompilerIdentity, in->CommandLine},
+                       (*bitcode)->getBuffer());
+  }
+  const std::optional<BaselineCache> &baselineCache() const { return Baselines; }
 
   /// Compiles a module; its log, if any, still lies in its work directory
   /// (place() puts it in logs/).
@@ -216,6 +239,17 @@ public:
   }
 
 private:
+  llvm::Error openBaselineCache() {
+    if (Options.BaselineCacheDir.empty())
+      return llvm::Error::success();
+    auto cache = BaselineCache::open(Options.BaselineCacheDir);
+    if (!cache)
+      return cache.takeError();
+    Baselines.emplace(std::move(*cache));
+    CompilerIdentity = compilerIdentity(Options.Compiler);
+    return llvm::Error::success();
+  }
+
   void removeWork(HarvestedModule &done) {
     if (!done.Work.empty())
       llvm::consumeError(removeTreeBeneath(Options.OutputDir, done.Work));
@@ -464,6 +498,12 @@ private:
       return;
     }
     record.NativeSize = *size;
+    // --link: the object outlives the work directory until the link.
+    if (Options.Link.requested())
+      if (llvm::Error e = stageObject(commands.Native, module.Name)) {
+        writeFailed(record, std::move(e));
+        return;
+      }
     if (!hasLog)
       return;
     if (sizeRewarded()) {
@@ -489,6 +529,16 @@ private:
     }
     placement.Log = produced;
     placement.LogDestination = destination;
+  }
+
+  llvm::Error stageObject(const std::string &object, const std::string &module) {
+    std::string staged = stagedObjectPath(Options.OutputDir, module);
+    if (Options.ExplicitTempsDir.empty())
+      return moveFile(object, staged);
+    // --explicit_temps_dir keeps the work directory whole.
+    if (std::error_code ec = llvm::sys::fs::copy_file(object, staged))
+      return llvm::make_error<WriteError>(staged, ec);
+    return llvm::Error::success();
   }
 
   // The plugin writes one site per observation; a sites file that does not
@@ -614,6 +664,102 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
   }
 }
 
+// --link, once every module is compiled (LinkStep.h).
+// The link order: --link_order, else the one extract-ir recorded, else the corpus'.
+llvm::Expected<std::vector<std::string>> linkOrderOf(const HarvestOptions &options, const CorpusDescription &corpus,
+                                                     const std::vector<PlannedModule> &plan, std::string &source) {
+  std::vector<std::string> planned;
+  for (const PlannedModule &module : plan)
+    planned.push_back(module.Name);
+  if (!options.Link.OrderFile.empty()) {
+    auto listed = readLinkOrderFile(options.Link.OrderFile);
+    if (!listed)
+      return listed.takeError();
+    source = options.Link.OrderFile;
+    return linkOrder(corpus.Modules, planned, &*listed, "--link_order: " + options.Link.OrderFile);
+  }
+  auto recorded = readLinkOrder(options.CorpusDir);
+  if (!recorded)
+    return recorded.takeError();
+  if (*recorded) {
+    source = joinPath(options.CorpusDir, LinkOrderFile);
+    return linkOrder(corpus.Modules, planned, &(*recorded)->Modules, source);
+  }
+  source = "corpus";
+  return linkOrder(corpus.Modules, planned, nullptr, "");
+}
+
+// --baseline_cache with --link: the default policy's link stores its sizes,
+// keyed by its modules' baseline keys and the template; another policy's
+// link finds them there, so it is compared with the default without
+// relinking (docs/harvest-logs.md#linked-size).
+void keepOrFindDefaultLink(const HarvestOptions &options, const Harvest &harvest, const std::vector<std::string> &order,
+                           LinkResult &result) {
+  std::vector<std::string> keys;
+  for (const std::string &module : order) {
+    std::optional<std::string> key = harvest.baselineKeyOf(module);
+    if (!key) {
+      result.BaselineStatus = "absent";
+      result.BaselineReason = "cannot compute the baseline key of " + module;
+      return;
+    }
+    keys.push_back(std::move(*key));
+  }
+  const BaselineCache &cache = *harvest.baselineCache();
+  auto key = [&](const char *what) {
+    return linkedBaselineKey(keys, options.Link.Words, options.Link.ExtraObjects, what);
+  };
+  if (options.Policy.How == PolicySpec::Kind::Default) {
+    if (!result.ok())
+      return;
+    llvm::Error stored = cache.store(key("text"), result.Sizes->Text, "(linked text)");
+    if (!stored)
+      stored = cache.store(key("allocated"), result.Sizes->allocated(), "(linked allocated)");
+    result.BaselineStatus = stored ? "absent" : "stored";
+    result.BaselineReason = stored ? "cannot store it: " + llvm::toString(std::move(stored)) : "";
+    if (!stored)
+      result.DefaultText = result.Sizes->Text, result.DefaultAllocated = result.Sizes->allocated();
+    return;
+  }
+  std::string why;
+  result.DefaultText = cache.lookup(key("text"), &why);
+  if (result.DefaultText)
+    result.DefaultAllocated = cache.lookup(key("allocated"), &why);
+  if (result.DefaultText && result.DefaultAllocated) {
+    result.BaselineStatus = "cached";
+    return;
+  }
+  result.DefaultText.reset();
+  result.BaselineStatus = "absent";
+  result.BaselineReason = why == "absent" ? "the cache has no default-policy link of these modules with this template "
+                                            "(harvest them with --policy=default and the same --link and cache)"
+                                          : why;
+}
+
+LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, const std::vector<std::string> &order,
+                       const std::string &orderSource, const std::map<std::string, HarvestRecord> &done,
+                       const HarvestSummary &summary) {
+  if (summary.Interrupted || summary.Stopped) {
+    LinkResult result;
+    result.OrderSource = orderSource;
+    result.Reason = summary.Interrupted ? "the harvest was interrupted" : "the harvest stopped: " + *summary.Stopped;
+    return result;
+  }
+  LinkRequest request{options.Link, options.OutputDir, order, orderSource, {}, options.CompilerWritableDirs};
+  for (const std::string &module : order)
+    if (auto it = done.find(module); it == done.end() || !it->second.ok())
+      request.NotOk.push_back(module + " (" + (it == done.end() ? "not compiled" : it->second.Status) + ")");
+  LinkResult result = linkHarvest(request);
+  if (harvest.baselineCache())
+    keepOrFindDefaultLink(options, harvest, order, result);
+  if (result.ok())
+    log::info("linked " + std::to_string(result.Objects) + " objects: " + result.Output + ", text " +
+              std::to_string(result.Sizes->Text) + " bytes, allocated " + std::to_string(result.Sizes->allocated()));
+  else
+    log::error("link " + result.Status + ": " + result.Reason);
+  return result;
+}
+
 llvm::Error writeDataset(const HarvestOptions &options, const std::vector<PlannedModule> &plan,
                          const std::map<std::string, HarvestRecord> &done) {
   std::map<std::string, const HarvestRecord *> records;
@@ -700,6 +846,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   if (o.DecisionSites)
     j["decision_sites"] = {{"written", decisionSitesWritten(o)},
                            {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
+  if (Linked)
+    j["linked"] = Linked->toJson();
   j["interrupted"] = Interrupted;
   if (Stopped)
     j["stopped"] = *Stopped;
@@ -733,6 +881,14 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
   if (!plan)
     return plan.takeError();
+  std::vector<std::string> order; // --link: checked before anything is compiled
+  std::string orderSource;
+  if (options.Link.requested()) {
+    auto ordered = linkOrderOf(options, *corpus, *plan, orderSource);
+    if (!ordered)
+      return ordered.takeError();
+    order = std::move(*ordered);
+  }
 
   // A dying compiler or policy must not kill us, nor a file size limit
   // (writes fail with EFBIG instead: write_failed); children get both back.
@@ -790,6 +946,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   if (summary.Confinement.Abi == 0)
     log::warning("compiles run without write confinement: " + summary.Confinement.Problem + " (docs/security.md)");
   summary.Planned = plan->size();
+  size_t recompiledForLink = 0;
   for (size_t i = 0; i < plan->size(); ++i) {
     const std::string &name = (*plan)[i].Name;
     auto it = done.find(name);
@@ -800,11 +957,18 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         return present.takeError();
       finished = *present;
     }
-    if (finished && !options.Force)
+    // --link needs every object: one removed after an earlier link is made again.
+    bool objectMissing =
+        finished && options.Link.requested() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
+    recompiledForLink += objectMissing && !options.Force;
+    if (finished && !objectMissing && !options.Force)
       ++summary.Skipped;
     else
       todo.push_back(i);
   }
+  if (recompiledForLink)
+    log::info("--link: compiling again " + std::to_string(recompiledForLink) +
+              " modules done by an earlier run whose objects are gone (--keep_objects keeps them)");
   if (summary.Skipped)
     log::info("resuming: " + std::to_string(summary.Skipped) + " of " + std::to_string(plan->size()) +
               " modules are already done (--force redoes them)");
@@ -913,6 +1077,8 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     summary.Failed += status == "failed";
     summary.TimedOut += status == "timeout";
   }
+  if (options.Link.requested())
+    summary.Linked = linkProgram(options, harvest, order, orderSource, done, summary);
   // A run that stopped on an unusable file system still says what it did:
   // the appended journal lines stay as they are if compaction fails, and
   // the summary goes to the log if it cannot be written.

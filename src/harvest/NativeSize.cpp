@@ -25,6 +25,23 @@ llvm::Expected<uint64_t> berkeleyTextSize(llvm::StringRef objectPath) {
   return text;
 }
 
+llvm::Expected<BerkeleySizes> berkeleySizes(llvm::StringRef path) {
+  auto owner = llvm::object::ObjectFile::createObjectFile(path);
+  if (!owner)
+    return llvm::createStringError("%s: %s", path.str().c_str(), llvm::toString(owner.takeError()).c_str());
+  BerkeleySizes sizes;
+  // llvm-size's own classification, section by section.
+  for (const llvm::object::SectionRef &section : owner->getBinary()->sections()) {
+    if (section.isBerkeleyText())
+      sizes.Text += section.getSize();
+    else if (section.isBerkeleyData())
+      sizes.Data += section.getSize();
+    else if (section.isBSS())
+      sizes.Bss += section.getSize();
+  }
+  return sizes;
+}
+
 double sizeReward(uint64_t size, uint64_t baseline) {
   return 1.0 - (static_cast<double>(size) + 0.01) / (static_cast<double>(baseline) + 0.01);
 }

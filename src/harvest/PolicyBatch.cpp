@@ -9,6 +9,7 @@
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 #include <map>
@@ -18,6 +19,61 @@ namespace mlgo {
 std::string batchPolicyDir(const std::string &outputDir, size_t k) {
   return joinPath(joinPath(outputDir, "policies"), std::to_string(k));
 }
+
+namespace {
+
+// Policy k's `linked` as its harvest recorded it (summary.json), so that a
+// resumed batch reports the links of earlier runs too; null when none.
+nlohmann::ordered_json recordedLink(const BatchPolicy &policy) {
+  auto buffer = llvm::MemoryBuffer::getFile(joinPath(policy.Options.OutputDir, "summary.json"), /*IsText=*/true);
+  if (!buffer)
+    return nullptr;
+  auto summary = nlohmann::ordered_json::parse((*buffer)->getBuffer(), nullptr, /*allow_exceptions=*/false);
+  if (!summary.is_object() || !summary.contains("linked") || !summary["linked"].is_object())
+    return nullptr;
+  return summary["linked"];
+}
+
+// --link with --policies: each policy's linked sizes and their change
+// against the default policy's link (the first `default` of the batch).
+// Returns how many policies have no linked binary.
+size_t addLinkedSizes(const std::vector<BatchPolicy> &policies, nlohmann::ordered_json &totals) {
+  std::vector<nlohmann::ordered_json> links;
+  std::optional<size_t> baseline;
+  size_t notMade = 0;
+  for (size_t k = 0; k < policies.size(); ++k) {
+    links.push_back(recordedLink(policies[k]));
+    bool ok = links.back().is_object() && links.back()["status"] == "ok";
+    notMade += !ok;
+    if (!baseline && policies[k].Options.Policy.How == PolicySpec::Kind::Default && ok)
+      baseline = k;
+  }
+  auto change = [&](size_t k, const char *size) -> nlohmann::ordered_json {
+    if (!baseline || !links[k].is_object() || links[k]["status"] != "ok")
+      return nullptr;
+    double base = links[*baseline]["sizes"][size].get<double>();
+    return base > 0 ? nlohmann::ordered_json(links[k]["sizes"][size].get<double>() / base - 1) : nullptr;
+  };
+  for (size_t k = 0; k < policies.size(); ++k) {
+    const nlohmann::ordered_json &link = links[k];
+    nlohmann::ordered_json linked = {{"status", link.is_object() ? link["status"] : "not_attempted"},
+                                     {"reason", link.is_object() ? link["reason"] : "the policy did not run"},
+                                     {"text", nullptr},
+                                     {"allocated", nullptr},
+                                     {"baseline_policy_index", baseline ? nlohmann::ordered_json(*baseline) : nullptr},
+                                     {"text_change", change(k, "text")},
+                                     {"allocated_change", change(k, "allocated")}};
+    if (link.is_object() && link["status"] == "ok")
+      linked["text"] = link["sizes"]["text"], linked["allocated"] = link["sizes"]["allocated"];
+    totals[k]["linked"] = std::move(linked);
+  }
+  if (!baseline)
+    log::warning("--link: no linked `default` policy in the batch, so no linked change against it (add default to "
+                 "--policies)");
+  return notMade;
+}
+
+} // namespace
 
 llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, const std::string &outputDir,
                                            const std::string &baselineCache) {
@@ -129,6 +185,8 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
   }
   if (llvm::Error e = writeFileAtomically(joinPath(outputDir, "evaluation.jsonl"), table))
     return e;
+  if (policies.front().Options.Link.requested())
+    result.LinksNotMade = addLinkedSizes(policies, totals);
   nlohmann::ordered_json summary = {
       {"modules", plan->size()},
       {"policies", totals},

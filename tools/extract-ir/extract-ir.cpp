@@ -1,14 +1,19 @@
 // extract-ir: build an MLGO corpus from the bitcode and command lines that
 // clang embedded in object files. Drop-in for LLVM's mlgo-utils extract_ir.
+#include "mlgo/corpus/LinkOrder.h"
 #include "mlgo/extract/Extractor.h"
 #include "mlgo/extract/InputLoaders.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 using namespace mlgo;
 
@@ -28,6 +33,28 @@ llvm::Expected<LoadedInput> loadInput(const std::string &type, const std::string
   if (type == "binary")
     return loadLinkedBinaries(input);
   return loadBazelAquery(input, base);
+}
+
+// An input that is a link (a params file, bazel's CppLink, one linked
+// binary) says in which order the modules were linked: link_order.json,
+// for harvest-logs --link. Any other input leaves no such file (an old one
+// would describe another extraction).
+llvm::Error recordLinkOrder(const std::string &inputType, const std::string &input, const ExtractResult &result,
+                            const std::string &outputDir) {
+  std::set<std::string> binaries;
+  for (const ModuleOutcome &o : result.Outcomes)
+    if (o.Status == ModuleStatus::Ok || o.KeptPrevious)
+      binaries.insert(o.Input);
+  // A directory of binaries is several links, with no one order.
+  bool oneLink =
+      inputType == "params" || inputType == "bazel_aquery" || (inputType == "binary" && binaries.size() == 1);
+  if (!oneLink || !result.Description) {
+    std::string stale = joinPath(outputDir, LinkOrderFile);
+    if (std::error_code ec = llvm::sys::fs::remove(stale))
+      return llvm::createStringError(ec, "cannot remove %s: %s", stale.c_str(), ec.message().c_str());
+    return llvm::Error::success();
+  }
+  return writeLinkOrder(outputDir, {inputType, input, result.Description->Modules});
 }
 
 } // namespace
@@ -159,6 +186,12 @@ int main(int argc, char **argv) {
   }
 
   const ExtractSummary &summary = result->Summary;
+  if (!summary.Interrupted)
+    if (llvm::Error e =
+            recordLinkOrder(options.ThinLTO == ThinLTOMode::Local ? "" : inputType, input, *result, outputDir)) {
+      log::error(llvm::toString(std::move(e)));
+      return ExitJobFailed;
+    }
   if (summary.Interrupted) {
     log::warning("interrupted after " + std::to_string(summary.Ok) +
                  " modules; corpus_description.json was not "

@@ -13,11 +13,15 @@
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <optional>
 
 using namespace mlgo;
+
+// --link was given and the program could not be linked (summary.json says why).
+constexpr int LinkNotMadeExitCode = 4;
 
 // The mode that runs o.Policy (ModeSelection.h), and whether it can run at
 // all with this compiler; the error says why not.
@@ -198,7 +202,9 @@ int main(int argc, char **argv) {
                  "A directory of default-policy native sizes (the rewards' baselines) shared with other runs: each "
                  "module's baseline is compiled once for all harvests that name it, keyed by the module's bitcode and "
                  "command line, the compilers and the code generation flags. Safe for concurrent runs, on one machine "
-                 "or a shared file system; a damaged or foreign entry is recomputed.");
+                 "or a shared file system; a damaged or foreign entry is recomputed. With --link it also keeps the "
+                 "default policy's linked size (keyed by the modules' keys and the template), against which other "
+                 "policies' links are then compared (summary.json's linked.baseline).");
   app.add_flag("--decision_sites", o.DecisionSites,
                "Plugin mode: also write logs/<module>.sites.jsonl, which call site each decision of the log was about "
                "(caller, callee, site ordinal, debug location, default and policy decision; one record per "
@@ -211,6 +217,32 @@ int main(int argc, char **argv) {
                  "in the journal's options header.");
   app.add_option("--ir2vec_kind", ir2vecKind, "With --ir2vec_vocab: the embedding kind (default: LLVM's, symbolic).")
       ->check(CLI::IsMember({"symbolic", "flow-aware"}));
+  std::string linkTemplate;
+  app.add_option("--link", linkTemplate,
+                 "After the modules are compiled, link their objects (in link order, then --link_extra) with this "
+                 "command, split as shell words: {objects} (a word of its own) becomes the objects, {output} the "
+                 "binary (OUT/link/linked), e.g. 'clang-22 -fuse-ld=lld {objects} -lm -o {output}'. The linker is "
+                 "confined to write only in OUT/link/ and killed after --link_timeout; summary.json's linked records "
+                 "its sizes (text, data, bss, allocated, as llvm-size counts them), the command and the status. Not "
+                 "attempted when a module failed (a partial link would mislead). Exit 4 when the link cannot be made. "
+                 "In opt mode llc-22 makes non-PIC objects: link with -no-pie. With --policies, one link per policy "
+                 "(OUT/policies/<k>/link/linked), compared with the default policy's in evaluation.json.");
+  app.add_option("--link_extra", o.Link.ExtraObjects,
+                 "With --link: an object or archive without bitcode (e.g. from an assembly source) linked after the "
+                 "modules' objects (repeatable, in this order).");
+  app.add_option("--link_order", o.Link.OrderFile,
+                 "With --link: a file of module names, one per line, in the order the build linked them (default: "
+                 "the order extract-ir recorded in the corpus' link_order.json, else the corpus' module order). A "
+                 "name the corpus lacks, or a harvested module it leaves out, is an error.");
+  app.add_flag("--keep_objects", o.Link.KeepObjects,
+               "With --link: keep the objects (OUT/.mlgo-harvest/objects/) after a successful link; by default "
+               "they are removed once linked (a failed link keeps them, so a rerun links without recompiling; a "
+               "rerun after a successful link compiles the modules again).");
+  app.add_option("--link_timeout", o.Link.TimeoutSeconds,
+                 "With --link: seconds before the linker (and its process group) is killed; the link is then "
+                 "'timeout'.")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   bool noFsync = false;
   app.add_flag("--no_fsync", noFsync,
                "Do not fdatasync outputs before the journal names them: faster, but after a power loss (not a crash of "
@@ -271,6 +303,30 @@ int main(int argc, char **argv) {
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
   o.Policy = *spec;
+  bool linkCompanions = !o.Link.ExtraObjects.empty() || !o.Link.OrderFile.empty() || o.Link.KeepObjects;
+  if (linkTemplate.empty() && linkCompanions)
+    return usage("--link_extra, --link_order and --keep_objects need --link");
+  if (!linkTemplate.empty()) {
+    auto words = parseLinkTemplate(linkTemplate);
+    if (!words)
+      return usage(llvm::toString(words.takeError()));
+    // A shard or a sample holds part of the program: its link would mislead.
+    if (o.Selection.ShardCount > 1)
+      return usage("--link with --shard: each shard compiles part of the program, and a partial link would mislead; "
+                   "harvest unsharded to link");
+    if (o.Selection.SamplingRate < 1.0)
+      return usage("--link with --sampling_rate below 1: a sample of the modules is not the program");
+    o.Link.Template = linkTemplate;
+    o.Link.Words = std::move(*words);
+    // llc-22's objects are not position-independent: warned before an hour of compiles, not after.
+    bool nonPie = std::any_of(o.Link.Words.begin(), o.Link.Words.end(), [](const std::string &w) {
+      return w == "-no-pie" || w == "-static" || w == "--no-pie" || w == "-Wl,-no-pie";
+    });
+    if (o.Compiler.Kind != CompilerKind::Clang && !nonPie)
+      log::warning("--link: " + compiler +
+                   " mode's objects are compiled with llc's static relocation model, which "
+                   "a PIE link (Debian's default) refuses: add -no-pie to the template (docs/harvest-logs.md)");
+  }
 
   const std::string &tool = o.Compiler.Kind == CompilerKind::Opt   ? o.Compiler.Opt
                             : o.Compiler.Kind == CompilerKind::Llc ? o.Compiler.Llc
@@ -343,6 +399,11 @@ int main(int argc, char **argv) {
       log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
       return InterruptedExitCode;
     }
+    if (result->LinksNotMade) {
+      log::error("--link: " + std::to_string(result->LinksNotMade) +
+                 " policies have no linked binary (evaluation.json's linked says why)");
+      return LinkNotMadeExitCode;
+    }
     return strict && result->FailedCells ? 3 : 0;
   }
 
@@ -368,6 +429,8 @@ int main(int argc, char **argv) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;
   }
+  if (summary->Linked && !summary->Linked->ok())
+    return LinkNotMadeExitCode;
   if (strict && (summary->Failed || summary->TimedOut))
     return 3;
   return 0;

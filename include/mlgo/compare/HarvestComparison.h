@@ -47,6 +47,13 @@ struct FlippedSite {
   ModuleSizeChange Sizes;               // the module's size change
 };
 
+/// A harvest's linked binary (harvest-logs --link: summary.json's linked).
+struct LinkedBinary {
+  std::string Status, Reason;              // Status "ok", "not_attempted", "failed" or "timeout"
+  std::optional<uint64_t> Text, Allocated; // llvm-size's, when ok
+  bool ok() const { return Status == "ok" && Text && Allocated; }
+};
+
 /// One harvest directory as the comparison saw it.
 struct ComparedHarvest {
   std::string Dir;
@@ -60,6 +67,8 @@ struct ComparedHarvest {
   /// Sites files that were expected but missing or invalid, as
   /// (module, error); that module's sites are left out of the comparison.
   std::vector<std::pair<std::string, std::string>> SitesProblems;
+  /// Its linked binary; none when it was harvested without --link.
+  std::optional<LinkedBinary> Linked;
 };
 
 struct HarvestComparison {
@@ -80,6 +89,10 @@ struct HarvestComparison {
   size_t SitesModules = 0, SitesMatched = 0, SitesOnlyInA = 0, SitesOnlyInB = 0;
   std::vector<FlippedSite> FlippedSites; // by the module's growth, then module, then A's log order
 
+  /// The linked binaries' change (B / A - 1), when both sides have one;
+  /// LinkMessage says what was compared, or why not.
+  std::optional<double> LinkedTextChange, LinkedAllocatedChange;
+  std::string LinkMessage;
   /// The `count` modules that grew most (only modules that grew).
   std::vector<ModuleSizeChange> topGrown(size_t count) const;
 };
@@ -92,6 +105,10 @@ HarvestComparison compareJournals(const HarvestJournal &a, const HarvestJournal 
 /// site), and lists those whose decision flipped. A side without any sites
 /// file is said so in SitesMessage; a bad or missing file of one module is a
 /// SitesProblem of that side and leaves that module out.
+/// Fills LinkedTextChange, LinkedAllocatedChange and LinkMessage from A's
+/// and B's Linked.
+void compareLinkedBinaries(HarvestComparison &comparison);
+
 void compareDecisionSites(HarvestComparison &comparison, const HarvestJournal &a, const HarvestJournal &b,
                           const DecisionSitesLimits &limits = {});
 

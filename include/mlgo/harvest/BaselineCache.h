@@ -37,6 +37,13 @@ std::string compilerIdentity(const CompilerSettings &compiler);
 /// The key (64 hex digits) of a module's baseline.
 std::string baselineKey(const BaselineKeyInputs &inputs, llvm::StringRef bitcode);
 
+/// The key of the default policy's linked binary (harvest-logs --link): the
+/// baseline keys of its modules in link order, the link template's words
+/// and the extra objects' identities (path, size, modification time), with
+/// `what` ("text", "allocated") naming the figure the entry holds.
+std::string linkedBaselineKey(const std::vector<std::string> &moduleKeys, const std::vector<std::string> &templateWords,
+                              const std::vector<std::string> &extraObjects, llvm::StringRef what);
+
 class BaselineCache {
 public:
   /// Uses (and creates) `dir`.

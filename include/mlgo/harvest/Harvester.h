@@ -5,6 +5,7 @@
 
 #include "mlgo/harvest/CompileServerClient.h"
 #include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/harvest/LinkStep.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/harvest/Policy.h"
 #include "mlgo/log/Problem.h"
@@ -57,6 +58,8 @@ struct HarvestOptions {
   /// --baseline_cache: a directory of default-policy native sizes shared
   /// with other runs (BaselineCache.h); "" = none.
   std::string BaselineCacheDir;
+  /// --link and its companions: link the objects after the compiles.
+  LinkSettings Link;
 };
 
 /// Whether the run writes sites files: requested, and in plugin mode (in
@@ -83,6 +86,8 @@ struct HarvestSummary {
   /// Default-policy baselines compiled this run, and taken from a cache
   /// (this directory's default_sizes.jsonl or --baseline_cache).
   size_t BaselinesComputed = 0, BaselinesCached = 0;
+  /// With --link: what became of it (summary.json's `linked`).
+  std::optional<LinkResult> Linked;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
 };
 

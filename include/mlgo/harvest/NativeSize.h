@@ -14,6 +14,15 @@ namespace mlgo {
 /// format counts them.
 llvm::Expected<uint64_t> berkeleyTextSize(llvm::StringRef objectPath);
 
+/// All three columns of llvm-size's Berkeley format for an object or a
+/// linked binary: text as above, data (allocated, writable, with contents),
+/// bss (allocated without contents); allocated() is llvm-size's "dec".
+struct BerkeleySizes {
+  uint64_t Text = 0, Data = 0, Bss = 0;
+  uint64_t allocated() const { return Text + Data + Bss; }
+};
+llvm::Expected<BerkeleySizes> berkeleySizes(llvm::StringRef path);
+
 /// ml-compiler-opt's reward: 1 - (size + 0.01) / (baseline + 0.01).
 double sizeReward(uint64_t size, uint64_t baseline);
 

@@ -1,0 +1,566 @@
+// harvest-logs --link end to end: a real multi-file C program (a main and
+// modules calling each other) built with clang-22 -Oz and embedded bitcode,
+// extracted with extract-ir, harvested and linked with the real lld-22; fake
+// linkers only where a fault must be injected (a failure, a hang).
+#include "mlgo/support/Landlock.h"
+
+#include "support/Deadline.h"
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace mlgo;
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string Clang = MLGO_CLANG;
+
+// A program whose modules call into each other, with enough small functions
+// that inlining decisions change the code, and output that depends on them
+// all (so a miscompiled binary prints something else).
+std::vector<std::pair<std::string, std::string>> programSources() {
+  return {
+      {"main", "#include <stdio.h>\n"
+               "int vec_sum(const int *v, int n); int vec_max(const int *v, int n);\n"
+               "unsigned checksum(const char *s); int fib(int n); void fill(int *v, int n, int seed);\n"
+               "int main(int argc, char **argv) {\n"
+               "  int v[64]; fill(v, 64, argc + 6);\n"
+               "  printf(\"sum %d max %d fib %d crc %u\\n\", vec_sum(v, 64), vec_max(v, 64), fib(20),\n"
+               "         checksum(argv[0] ? \"mlgo-corpus\" : \"\"));\n"
+               "  return 0;\n"
+               "}\n"},
+      {"vec", "static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"
+              "static int sq(int x) { return x * x; }\n"
+              "int mix(int a, int b);\n"
+              "int vec_sum(const int *v, int n) { int s = 0; for (int i = 0; i < n; ++i) s += clampi(sq(v[i]) % 1000,"
+              " 3, 997); return s; }\n"
+              "int vec_max(const int *v, int n) { int m = v[0]; for (int i = 1; i < n; ++i) m = mix(m, v[i]) > m ?"
+              " mix(m, v[i]) : m; return m; }\n"
+              "void fill(int *v, int n, int seed) { for (int i = 0; i < n; ++i) v[i] = mix(seed, i) % 251; }\n"},
+      {"util", "static int rot(int x, int k) { return (int)(((unsigned)x << k) | ((unsigned)x >> (32 - k))); }\n"
+               "static int step(int a, int b) { return rot(a ^ b, 5) + 0x9e37; }\n"
+               "int mix(int a, int b) { int h = step(a, b); h = step(h, a); return h < 0 ? -h : h; }\n"
+               "static unsigned upd(unsigned c, unsigned char b) { c ^= b; for (int k = 0; k < 8; ++k) c = (c >> 1)"
+               " ^ (0xEDB88320u & -(c & 1)); return c; }\n"
+               "unsigned checksum(const char *s) { unsigned c = ~0u; while (*s) c = upd(c, (unsigned char)*s++);"
+               " return ~c; }\n"},
+      {"fib", "int mix(int a, int b);\n"
+              "static int add(int a, int b) { return a + b; }\n"
+              "static int fib_step(int *a, int *b) { int t = add(*a, *b); *a = *b; *b = t; return t; }\n"
+              "int fib(int n) { int a = 0, b = 1; for (int i = 1; i < n; ++i) fib_step(&a, &b); return b + mix(0, 0)"
+              " * 0; }\n"},
+  };
+}
+
+class HarvestLink : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Fixture = new TempDir();
+    makeEmbeddedBitcodeCorpus(Fixture->path(), programSources(), "-Oz", ObjectListing::Directory);
+  }
+  static void TearDownTestSuite() {
+    delete Fixture;
+    Fixture = nullptr;
+  }
+  static std::string corpus() { return *Fixture / "corpus"; }
+  static std::string objects() { return *Fixture / "objs"; }
+
+  // The corpus' modules, in its order (the default link order).
+  static std::vector<std::string> modules() {
+    return nlohmann::json::parse(readFile(corpus() + "/corpus_description.json"))["modules"];
+  }
+
+  std::string harvest(const std::string &out, const std::string &flags) {
+    return harvestCommand(corpus(), out, "--num_workers=2 " + flags);
+  }
+
+  static std::string linkFlag(const std::string &extra = "") {
+    return "--link=" + quote(Clang + " -fuse-ld=lld " + extra + " {objects} -o {output}");
+  }
+
+  // The allocated sections' bytes as the loader maps them. Without the build
+  // id: lld hashes the whole file into it, the embedded bitcode too, which
+  // the program's own objects carry and the harvest's need not.
+  std::string allocatedImage(const std::string &binary) {
+    std::string image = binary + ".image";
+    mustRun("llvm-objcopy-22 -O binary --remove-section=.note.gnu.build-id " + quote(binary) + " " + quote(image));
+    return readFile(image);
+  }
+
+  // Whether two binaries map the same bytes; on failure, where they part
+  // (printing whole images would bury the report).
+  ::testing::AssertionResult sameImage(const std::string &a, const std::string &b) {
+    std::string x = allocatedImage(a), y = allocatedImage(b);
+    if (x == y)
+      return ::testing::AssertionSuccess();
+    size_t at = std::mismatch(x.begin(), x.begin() + std::min(x.size(), y.size()), y.begin()).first - x.begin();
+    return ::testing::AssertionFailure() << a << " (" << x.size() << " bytes mapped) and " << b << " (" << y.size()
+                                         << ") differ from image offset " << at;
+  }
+
+  TempDir Work;
+  static TempDir *Fixture;
+};
+
+TempDir *HarvestLink::Fixture = nullptr;
+
+TEST_F(HarvestLink, ClangModeLinksTheProgramItsBuildLinked) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_EQ(linked["objects"], modules().size());
+  EXPECT_EQ(linked["order"], "corpus");
+
+  // The program's own build, linked by hand in the same order.
+  std::string own = Work / "own";
+  std::string args;
+  for (const std::string &module : modules())
+    args += " " + quote(objects() + "/" + module);
+  mustRun(Clang + " -fuse-ld=lld" + args + " -o " + quote(own));
+  std::string binary = linked["output"];
+  EXPECT_EQ(binary, out + "/link/linked");
+  EXPECT_TRUE(sameImage(binary, own));
+
+  // The sizes are llvm-size's.
+  CommandResult size = run("llvm-size-22 " + quote(binary) + " | tail -1");
+  ASSERT_EQ(size.ExitCode, 0) << size.Err;
+  uint64_t text = 0, data = 0, bss = 0, dec = 0;
+  ASSERT_EQ(std::sscanf(size.Out.c_str(), "%lu %lu %lu %lu", &text, &data, &bss, &dec), 4) << size.Out;
+  EXPECT_EQ(linked["sizes"]["text"], text);
+  EXPECT_EQ(linked["sizes"]["data"], data);
+  EXPECT_EQ(linked["sizes"]["bss"], bss);
+  EXPECT_EQ(linked["sizes"]["allocated"], dec);
+  // The command as run, objects in link order.
+  std::vector<std::string> command = linked["command"];
+  ASSERT_GE(command.size(), modules().size() + 3);
+  EXPECT_EQ(command[0], Clang);
+  EXPECT_EQ(fs::path(command[2]).filename(), modules()[0] + ".o");
+  EXPECT_EQ(command.back(), binary);
+
+  // The objects waited for the link only.
+  EXPECT_TRUE(fs::is_empty(out + "/.mlgo-harvest/objects"));
+  std::string schema = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_summary.schema.json";
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(schema) + " " + quote(out + "/summary.json"));
+}
+
+TEST_F(HarvestLink, OptModeLinksWhatOptAndLlcMakeByHand) {
+  std::string out = Work / "out";
+  // llc's static relocation model: the link must not be PIE.
+  CommandResult r = run(harvest(out, "--compiler=opt --keep_objects " + linkFlag("-no-pie")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  std::string args;
+  for (const std::string &module : modules()) {
+    std::string bc = corpus() + "/" + module + ".bc", opt = Work / (module + ".opt.bc"), obj = Work / (module + ".o");
+    mustRun("opt-22 '-passes=default<Oz>' " + quote(bc) + " -o " + quote(opt));
+    mustRun("llc-22 -O2 -filetype=obj " + quote(opt) + " -o " + quote(obj));
+    args += " " + quote(obj);
+    // --keep_objects: still there, and the very objects llc makes.
+    EXPECT_TRUE(readFile(out + "/.mlgo-harvest/objects/" + module + ".o") == readFile(obj)) << module;
+  }
+  std::string byHand = Work / "by-hand";
+  mustRun(Clang + " -fuse-ld=lld -no-pie" + args + " -o " + quote(byHand));
+  EXPECT_TRUE(sameImage(linked["output"], byHand));
+  EXPECT_TRUE(readFile(linked["output"]) == readFile(byHand)); // the same objects: the same file
+}
+
+TEST_F(HarvestLink, OptModePieLinkFailsSayingWhy) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=opt " + linkFlag("-pie")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  EXPECT_NE(r.Err.find("add -no-pie to the template"), std::string::npos) << r.Err; // said before the compiles
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "failed");
+  EXPECT_NE(linked["reason"].get<std::string>().find("link with -no-pie"), std::string::npos) << linked.dump(2);
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("recompile with -fPIC"), std::string::npos);
+  // Kept for a rerun: a failed link leaves the objects.
+  EXPECT_EQ(std::distance(fs::directory_iterator(out + "/.mlgo-harvest/objects"), fs::directory_iterator()),
+            static_cast<long>(modules().size()));
+}
+
+TEST_F(HarvestLink, DefaultAndRandomPolicyBinariesRunAlike) {
+  std::string byDefault = Work / "default", byRandom = Work / "random";
+  for (auto [out, policy] : {std::pair{byDefault, "default"}, std::pair{byRandom, "random:0.5:7"}}) {
+    CommandResult r = run(harvest(out, "--compiler=clang --policy=" + std::string(policy) + " " + linkFlag()));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    ASSERT_EQ(harvestSummary(out)["linked"]["status"], "ok") << harvestSummary(out).dump(2);
+  }
+  // Another inlining, the same program.
+  EXPECT_FALSE(readFile(byDefault + "/link/linked") == readFile(byRandom + "/link/linked"));
+  CommandResult a = run(quote(byDefault + "/link/linked"));
+  CommandResult b = run(quote(byRandom + "/link/linked"));
+  ASSERT_EQ(a.ExitCode, 0) << a.Err;
+  ASSERT_EQ(b.ExitCode, 0) << b.Err;
+  EXPECT_NE(a.Out.find("sum "), std::string::npos) << a.Out;
+  EXPECT_EQ(a.Out, b.Out);
+}
+
+TEST_F(HarvestLink, LinkOrderFileSetsTheOrderAndUnknownNamesAreErrors) {
+  std::vector<std::string> reversed = modules();
+  std::reverse(reversed.begin(), reversed.end());
+  std::string order;
+  for (const std::string &m : reversed)
+    order += m + "\n";
+  writeFile(Work / "order.txt", order);
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_order=" + quote(Work / "order.txt") + " " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_EQ(linked["order"], Work / "order.txt");
+  std::vector<std::string> command = linked["command"];
+  for (size_t i = 0; i < reversed.size(); ++i)
+    EXPECT_EQ(fs::path(command[2 + i]).filename(), reversed[i] + ".o");
+
+  writeFile(Work / "bad.txt", order + "nosuch.o\n");
+  r = run(harvest(Work / "bad", "--compiler=clang --link_order=" + quote(Work / "bad.txt") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("'nosuch.o', is not a module of the corpus"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(Work / "bad/harvest.jsonl")); // refused before any compile
+
+  writeFile(Work / "short.txt", reversed[0] + "\n");
+  r = run(harvest(Work / "short", "--compiler=clang --link_order=" + quote(Work / "short.txt") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("does not list module"), std::string::npos) << r.Err;
+}
+
+TEST_F(HarvestLink, ExtractIrRecordsTheOrderOfAParamsFileAndHarvestLinksInIt) {
+  // The build's link order, unlike the corpus' other orders: vec, util, main, fib.
+  std::vector<std::string> order = {"vec.o", "util.o", "main.o", "fib.o"};
+  std::string params = "-o\nprog\n";
+  for (const std::string &object : order)
+    params += object + "\n";
+  writeFile(Work / "link.params", params);
+  std::string extracted = Work / "params-corpus";
+  mustRun(tool("extract-ir") + " -q --input_type=params --input=" + quote(Work / "link.params") +
+          " --obj_base_dir=" + quote(objects()) + " --output_dir=" + quote(extracted));
+  nlohmann::json recorded = nlohmann::json::parse(readFile(extracted + "/link_order.json"));
+  EXPECT_EQ(recorded["input_type"], "params");
+  EXPECT_EQ(recorded["input"], Work / "link.params");
+  EXPECT_EQ(recorded["modules"], order);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/link_order.schema.json") + " " +
+          quote(extracted + "/link_order.json"));
+  // The reference's manifest, nothing added to it.
+  nlohmann::json manifest = nlohmann::json::parse(readFile(extracted + "/corpus_description.json"));
+  EXPECT_EQ(manifest.size(), 2u) << manifest.dump();
+  // A corpus whose manifest lists its modules in another order (a tool's,
+  // a user's) still links in the recorded order.
+  manifest["modules"] = {"fib.o", "main.o", "util.o", "vec.o"};
+  writeFile(extracted + "/corpus_description.json", manifest.dump(2));
+
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(extracted, out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_EQ(linked["order"], extracted + "/link_order.json");
+  std::string own = Work / "own", args;
+  for (const std::string &object : order)
+    args += " " + quote(objects() + "/" + object);
+  mustRun(Clang + " -fuse-ld=lld" + args + " -o " + quote(own));
+  EXPECT_TRUE(sameImage(linked["output"], own));
+
+  // Inputs that are no link record none (the suite's corpus is a directory's).
+  EXPECT_FALSE(exists(corpus() + "/link_order.json"));
+}
+
+TEST_F(HarvestLink, CorpusOfALinkedBinaryRelinksIntoThatBinary) {
+  std::string args;
+  for (const std::string &object : {"util.o", "fib.o", "main.o", "vec.o"})
+    args += " " + quote(objects() + "/" + object);
+  std::string program = Work / "prog";
+  mustRun(Clang + " -fuse-ld=lld" + args + " -o " + quote(program));
+  std::string extracted = Work / "binary-corpus";
+  mustRun(tool("extract-ir") + " -q --input_type=binary --input=" + quote(program) +
+          " --output_dir=" + quote(extracted));
+  nlohmann::json recorded = nlohmann::json::parse(readFile(extracted + "/link_order.json"));
+  EXPECT_EQ(recorded["input_type"], "binary");
+  ASSERT_EQ(recorded["modules"].size(), 4u) << recorded.dump();
+  EXPECT_NE(recorded["modules"][0].get<std::string>().find("util"), std::string::npos) << recorded.dump();
+  EXPECT_NE(recorded["modules"][3].get<std::string>().find("vec"), std::string::npos) << recorded.dump();
+  // The manifest in another order again: the recorded one wins.
+  nlohmann::json manifest = nlohmann::json::parse(readFile(extracted + "/corpus_description.json"));
+  std::vector<std::string> modules = manifest["modules"];
+  std::reverse(modules.begin(), modules.end());
+  manifest["modules"] = modules;
+  writeFile(extracted + "/corpus_description.json", manifest.dump(2));
+
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(extracted, out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  EXPECT_TRUE(sameImage(linked["output"], program));
+  // Once extracted again from a directory, the corpus has no recorded order.
+  mustRun(tool("extract-ir") + " -q --input_type=directory --input=" + quote(objects()) +
+          " --output_dir=" + quote(extracted));
+  EXPECT_FALSE(exists(extracted + "/link_order.json"));
+}
+
+TEST_F(HarvestLink, PolicyBatchLinksEveryPolicyAgainstTheDefaultsLink) {
+  std::string out = Work / "batch";
+  CommandResult r = run(harvest(out, "--compiler=clang --policies=random:0.5:7,default " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json evaluation = nlohmann::json::parse(readFile(out + "/evaluation.json"));
+  ASSERT_EQ(evaluation["policies"].size(), 2u);
+  std::vector<nlohmann::json> summaries = {harvestSummary(out + "/policies/0"), harvestSummary(out + "/policies/1")};
+  for (size_t k = 0; k < 2; ++k) {
+    nlohmann::json linked = evaluation["policies"][k]["linked"];
+    ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+    EXPECT_EQ(linked["text"], summaries[k]["linked"]["sizes"]["text"]);
+    EXPECT_EQ(linked["allocated"], summaries[k]["linked"]["sizes"]["allocated"]);
+    EXPECT_EQ(linked["baseline_policy_index"], 1); // the default, wherever it is in the list
+  }
+  double randomText = summaries[0]["linked"]["sizes"]["text"], defaultText = summaries[1]["linked"]["sizes"]["text"];
+  EXPECT_DOUBLE_EQ(evaluation["policies"][0]["linked"]["text_change"].get<double>(), randomText / defaultText - 1);
+  EXPECT_NE(randomText, defaultText);
+  EXPECT_EQ(evaluation["policies"][1]["linked"]["text_change"], 0.0);
+  // One binary per policy, each the program.
+  CommandResult a = run(quote(out + "/policies/0/link/linked")), b = run(quote(out + "/policies/1/link/linked"));
+  EXPECT_EQ(a.ExitCode, 0);
+  EXPECT_EQ(a.Out, b.Out);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/evaluation_summary.schema.json") + " " +
+          quote(out + "/evaluation.json"));
+
+  // Without a default policy there is no baseline: said, and no change.
+  r = run(harvest(Work / "nodefault", "--compiler=clang --policies=random:0.5:7 " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("no linked `default` policy in the batch"), std::string::npos) << r.Err;
+  evaluation = nlohmann::json::parse(readFile(Work / "nodefault/evaluation.json"));
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["status"], "ok");
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["baseline_policy_index"], nullptr);
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["text_change"], nullptr);
+
+  // A policy whose link fails: the batch says so and exits 4.
+  std::string linker = writeScript(Work / "bad-ld", "#!/bin/sh\nexit 1\n");
+  r = run(harvest(Work / "bad", "--compiler=clang --policies=default --link=" + quote(linker + " {objects} {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  evaluation = nlohmann::json::parse(readFile(Work / "bad/evaluation.json"));
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["status"], "failed");
+  EXPECT_EQ(evaluation["policies"][0]["linked"]["text_change"], nullptr);
+}
+
+TEST_F(HarvestLink, CompareHarvestsShowsTheLinkedBinariesBesideTheTotals) {
+  std::string a = Work / "default", b = Work / "random", plain = Work / "plain";
+  mustRun(harvest(a, "--compiler=clang " + linkFlag()));
+  mustRun(harvest(b, "--compiler=clang --policy=random:0.5:7 " + linkFlag()));
+  mustRun(harvest(plain, "--compiler=clang --policy=random:0.5:7"));
+  uint64_t textA = harvestSummary(a)["linked"]["sizes"]["text"], textB = harvestSummary(b)["linked"]["sizes"]["text"];
+  ASSERT_NE(textA, textB);
+
+  std::string compare = tool("compare-harvests");
+  CommandResult r = run(compare + " " + quote(a) + " " + quote(b) + " --json=" + quote(Work / "c.json") +
+                        " --html=" + quote(Work / "c.html"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  char change[32];
+  std::snprintf(change, sizeof change, "%+.2f%%", (static_cast<double>(textB) / textA - 1) * 100);
+  std::string expected = "linked binary: text A " + std::to_string(textA) + " bytes, B " + std::to_string(textB) +
+                         " bytes, change " + change;
+  EXPECT_NE(r.Out.find(expected), std::string::npos) << r.Out;
+  // Beside the per-module total, right after it.
+  EXPECT_LT(r.Out.find("native size over the"), r.Out.find("linked binary:")) << r.Out;
+  nlohmann::json j = nlohmann::json::parse(readFile(Work / "c.json"));
+  EXPECT_EQ(j["linked"]["a"]["text"], textA);
+  EXPECT_EQ(j["linked"]["b"]["text"], textB);
+  EXPECT_DOUBLE_EQ(j["linked"]["text_change"].get<double>(), static_cast<double>(textB) / textA - 1);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/compare_harvests.schema.json") + " " +
+          quote(Work / "c.json"));
+  std::string html = readFile(Work / "c.html");
+  EXPECT_NE(html.find("<p id=\"linked\">Linked binary: text A " + std::to_string(textA)), std::string::npos);
+
+  // Only one side linked: said, and no change computed.
+  r = run(compare + " " + quote(a) + " " + quote(plain) + " --json=" + quote(Work / "d.json"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Out.find("linked binary: only A has a linked binary: B harvested without --link"), std::string::npos)
+      << r.Out;
+  j = nlohmann::json::parse(readFile(Work / "d.json"));
+  EXPECT_EQ(j["linked"]["b"], nullptr);
+  EXPECT_EQ(j["linked"]["text_change"], nullptr);
+  r = run(compare + " " + quote(plain) + " " + quote(plain));
+  EXPECT_NE(r.Out.find("neither harvest has a linked binary"), std::string::npos) << r.Out;
+}
+
+TEST_F(HarvestLink, BaselineCacheKeepsTheDefaultsLinkedSize) {
+  std::string cache = Work / "cache", a = Work / "default", b = Work / "random";
+  mustRun(harvest(a, "--compiler=clang --baseline_cache=" + quote(cache) + " " + linkFlag()));
+  nlohmann::json stored = harvestSummary(a)["linked"];
+  ASSERT_EQ(stored["status"], "ok") << stored.dump(2);
+  EXPECT_EQ(stored["baseline"]["status"], "stored") << stored.dump(2);
+  EXPECT_EQ(stored["baseline"]["text_change"], 0.0);
+
+  // A random policy's link is compared with it without relinking the default.
+  mustRun(harvest(b, "--compiler=clang --policy=random:0.5:7 --baseline_cache=" + quote(cache) + " " + linkFlag()));
+  nlohmann::json linked = harvestSummary(b)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  nlohmann::json baseline = linked["baseline"];
+  EXPECT_EQ(baseline["status"], "cached") << baseline.dump(2);
+  EXPECT_EQ(baseline["text"], stored["sizes"]["text"]);
+  EXPECT_EQ(baseline["allocated"], stored["sizes"]["allocated"]);
+  EXPECT_DOUBLE_EQ(baseline["text_change"].get<double>(),
+                   linked["sizes"]["text"].get<double>() / stored["sizes"]["text"].get<double>() - 1);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_summary.schema.json") + " " +
+          quote(b + "/summary.json"));
+
+  // Another template is another link: not in the cache.
+  mustRun(harvest(Work / "other", "--compiler=clang --policy=random:0.5:7 --baseline_cache=" + quote(cache) + " " +
+                                      linkFlag("-Wl,--gc-sections")));
+  baseline = harvestSummary(Work / "other")["linked"]["baseline"];
+  EXPECT_EQ(baseline["status"], "absent");
+  EXPECT_NE(baseline["reason"].get<std::string>().find("has no default-policy link"), std::string::npos);
+  EXPECT_EQ(baseline["text_change"], nullptr);
+}
+
+TEST_F(HarvestLink, RunningAgainLinksAgain) {
+  std::string out = Work / "out";
+  mustRun(harvest(out, "--compiler=clang " + linkFlag()));
+  fs::copy_file(out + "/link/linked", Work / "first");
+  // The objects went after the link: the modules are compiled again for it.
+  CommandResult r = run(harvest(out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json summary = harvestSummary(out);
+  EXPECT_EQ(summary["linked"]["status"], "ok") << summary.dump(2);
+  EXPECT_EQ(summary["modules"]["skipped_done"], 0);
+  EXPECT_NE(r.Err.find("compiling again 4 modules"), std::string::npos) << r.Err;
+  EXPECT_TRUE(sameImage(out + "/link/linked", Work / "first"));
+
+  // Kept objects: nothing to compile, the link is made from them.
+  std::string kept = Work / "kept";
+  mustRun(harvest(kept, "--compiler=clang --keep_objects " + linkFlag()));
+  r = run(harvest(kept, "--compiler=clang --keep_objects " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  summary = harvestSummary(kept);
+  EXPECT_EQ(summary["modules"]["skipped_done"], modules().size());
+  EXPECT_EQ(summary["linked"]["status"], "ok") << summary.dump(2);
+  EXPECT_TRUE(sameImage(kept + "/link/linked", Work / "first"));
+
+  // --explicit_temps_dir keeps the work directories whole: the object is copied.
+  std::string temps = Work / "temps";
+  mustRun(harvest(Work / "explicit", "--compiler=clang --explicit_temps_dir=" + quote(temps) + " " + linkFlag()));
+  EXPECT_EQ(harvestSummary(Work / "explicit")["linked"]["status"], "ok");
+  EXPECT_TRUE(exists(temps + "/" + modules()[0] + "/native.o"));
+}
+
+TEST_F(HarvestLink, TemplateWithoutObjectsOrOutputIsAUsageError) {
+  for (const std::string &bad : {Clang + " -o {output}", Clang + " {objects} -o a.out",
+                                 Clang + " x{objects} -o {output}", std::string("{objects} {output}")}) {
+    CommandResult r = run(harvest(Work / "out", "--link=" + quote(bad)));
+    EXPECT_EQ(r.ExitCode, 2) << bad << "\n" << r.Err;
+    EXPECT_NE(r.Err.find("--link: the template must"), std::string::npos) << r.Err;
+  }
+  CommandResult r = run(harvest(Work / "out", "--keep_objects"));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("need --link"), std::string::npos) << r.Err;
+  // Part of the program is no program.
+  r = run(harvest(Work / "out", "--shard=0/2 " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("a partial link would mislead"), std::string::npos) << r.Err;
+  r = run(harvest(Work / "out", "--sampling_rate=0.5 " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("is not the program"), std::string::npos) << r.Err;
+  EXPECT_FALSE(exists(Work / "out/summary.json"));
+}
+
+TEST_F(HarvestLink, FailingLinkerIsReportedAndExitsNonZero) {
+  std::string linker = writeScript(Work / "bad-ld", "#!/bin/sh\necho 'ld: error: undefined symbol: nowhere' >&2\n"
+                                                    "exit 1\n");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link=" + quote(linker + " {objects} -o {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json summary = harvestSummary(out);
+  EXPECT_EQ(summary["modules"]["ok"], modules().size()); // the harvest itself is whole
+  nlohmann::json linked = summary["linked"];
+  EXPECT_EQ(linked["status"], "failed");
+  EXPECT_EQ(linked["exit_status"], "exit 1");
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("undefined symbol: nowhere"), std::string::npos);
+  EXPECT_FALSE(linked.contains("sizes"));
+  // The same harvest without --link exits 0: only an asked-for link counts.
+  r = run(harvest(Work / "plain", "--compiler=clang"));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_FALSE(harvestSummary(Work / "plain").contains("linked"));
+}
+
+TEST_F(HarvestLink, HangingLinkerIsKilledAtTheTimeout) {
+  std::string linker = writeScript(Work / "hang-ld", "#!/bin/sh\nsleep 300 & wait\n");
+  std::string out = Work / "out";
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r =
+      run(harvest(out, "--compiler=clang --link_timeout=1 --link=" + quote(linker + " {objects} -o {output}")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(100));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "timeout");
+  EXPECT_NE(linked["reason"].get<std::string>().find("--link_timeout"), std::string::npos) << linked.dump(2);
+  EXPECT_EQ(processesMentioning(Work / "hang-ld"), 0u); // the whole group is gone
+}
+
+TEST_F(HarvestLink, MissingExtraObjectIsNotLinked) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_extra=" + quote(Work / "missing.o") + " " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "not_attempted");
+  EXPECT_NE(linked["reason"].get<std::string>().find(Work / "missing.o"), std::string::npos) << linked.dump(2);
+}
+
+TEST_F(HarvestLink, ExtraObjectsAreLinkedAfterTheModules) {
+  // A module without bitcode (an assembly source's object) that the program needs.
+  writeFile(Work / "extra.s", ".globl extra_answer\nextra_answer:\n  movl $42, %eax\n  ret\n"
+                              ".section .note.GNU-stack,\"\",@progbits\n");
+  mustRun(Clang + " -c " + quote(Work / "extra.s") + " -o " + quote(Work / "extra.o"));
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_extra=" + quote(Work / "extra.o") + " " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  ASSERT_EQ(linked["status"], "ok") << linked.dump(2);
+  std::vector<std::string> command = linked["command"];
+  EXPECT_EQ(command[2 + modules().size()], Work / "extra.o");
+  EXPECT_EQ(linked["extra_objects"], nlohmann::json::array({Work / "extra.o"}));
+}
+
+TEST_F(HarvestLink, FailedModuleMeansNoLinkAndNamesIt) {
+  // A copy of the corpus with one module's bitcode broken.
+  std::string broken = Work / "corpus";
+  fs::copy(corpus(), broken, fs::copy_options::recursive);
+  std::string out = Work / "out";
+  // An earlier, whole run's binary: it must not pass for this run's.
+  mustRun(harvestCommand(broken, out, "--compiler=clang " + linkFlag()));
+  ASSERT_TRUE(exists(out + "/link/linked"));
+  std::string victim = modules()[1];
+  writeFile(broken + "/" + victim + ".bc", "not bitcode");
+  CommandResult r = run(harvestCommand(broken, out, "--force --compiler=clang " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "not_attempted");
+  EXPECT_EQ(linked["modules_not_linkable"], nlohmann::json::array({victim + " (failed)"})) << linked.dump(2);
+  EXPECT_FALSE(exists(out + "/link/linked"));
+}
+
+TEST_F(HarvestLink, LinkerMayWriteOnlyItsOutputDirectory) {
+  if (landlockSupport().Abi < 1)
+    GTEST_SKIP() << "no Landlock: " << landlockSupport().Problem;
+  std::string escape = Work / "escaped";
+  std::string linker = writeScript(Work / "sneaky-ld",
+                                   "#!/bin/sh\necho x > " + quote(escape) + " || exit 7\nexec " + Clang + " \"$@\"\n");
+  std::string out = Work / "out";
+  CommandResult r =
+      run(harvest(out, "--compiler=clang --link=" + quote(linker + " -fuse-ld=lld {objects} -o {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  EXPECT_FALSE(exists(escape));
+  EXPECT_EQ(harvestSummary(out)["linked"]["exit_status"], "exit 7");
+}
+
+} // namespace
