@@ -18,7 +18,13 @@ std::string defaultInlinerPluginPath() {
   return joinPath(joinPath(joinPath(dirName(dirName(exe)), "lib"), "mlgo-corpus"), InlinerPluginName);
 }
 
-std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang) {
+const char *const RegallocPluginName = "libMLGORegAllocAdvisor.so";
+
+std::string defaultRegallocPluginPath() { return joinPath(dirName(defaultInlinerPluginPath()), RegallocPluginName); }
+
+std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang, Problem problem) {
+  if (isRegalloc(problem)) // llc loads it with -load, before it parses the plugin's own option
+    return {"-load", advisor.PluginPath, "-mlgo-regalloc-log=" + advisor.TrainingLog};
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
   // options must come after -load-pass-plugin.

@@ -2,6 +2,7 @@
 // eviction advisor's decisions with LLVM's own features and score, and leaves
 // the allocation exactly as plain llc's.
 #include "support/FixtureSources.h"
+#include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/TestSupport.h"
 
@@ -125,6 +126,32 @@ TEST_F(RegallocPlugin, RecordedColumnsReplayedOnLlvmsOwnChannelGivePlainLlcsObje
     EXPECT_NE(readFile(Work / "replay.txt").find(" 0 feature mismatches"), std::string::npos)
         << readFile(Work / "replay.txt");
     EXPECT_EQ(readFile(Work / (module + ".replayed.o")), readFile(Work / (module + ".plain.o"))) << module;
+  }
+}
+
+TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultEvictionTracesThroughThePlugin) {
+  mustRun("mkdir -p " + quote(Work / "bc") + " && cp " + quote(Work / "c.bc") + " " + quote(Work / "cxx.bc") + " " +
+          quote(Work / "bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(Work / "bc") + " --output_dir=" + quote(Work / "corpus") +
+          " --default_args='-O2 -c'");
+  std::string out = Work / "out";
+  CommandResult r = run(
+      harvestCommand(Work / "corpus", out, "--problem=regalloc-evict --policy=default --compiler=llc --mode=plugin"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("using plugin mode"), std::string::npos) << r.Err;
+  auto journal = journalByModule(out);
+  for (const std::string module : {"c", "cxx"}) {
+    ASSERT_EQ(journal[module]["status"], "ok") << journal[module].dump();
+    // The log is the plugin's under plain llc-22 -O2, byte for byte.
+    mustRun(record(module + ".bc", module + ".o", module + ".log"));
+    std::string harvested = out + "/logs/" + module + ".log";
+    EXPECT_EQ(readFile(harvested), readFile(Work / (module + ".log"))) << module;
+    std::vector<LoggedObservation> log = readObservations(harvested);
+    EXPECT_EQ(journal[module]["decisions"], log.size());
+    double rewards = 0;
+    for (const LoggedObservation &o : log)
+      rewards += o.Outcome.value_or(0);
+    EXPECT_NEAR(journal[module]["regalloc_score"].get<double>(), rewards, 1e-3) << module;
   }
 }
 
