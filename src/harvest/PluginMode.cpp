@@ -23,8 +23,11 @@ const char *const RegallocPluginName = "libMLGORegAllocAdvisor.so";
 std::string defaultRegallocPluginPath() { return joinPath(dirName(defaultInlinerPluginPath()), RegallocPluginName); }
 
 std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang, Problem problem) {
-  if (isRegalloc(problem)) // llc loads it with -load, before it parses the plugin's own option
+  if (isRegalloc(problem)) { // -load (llc's, or cc1's) loads it before the plugin's own option is parsed
+    if (clang)
+      return {"-load", advisor.PluginPath, "-mllvm", "-mlgo-regalloc-log=" + advisor.TrainingLog};
     return {"-load", advisor.PluginPath, "-mlgo-regalloc-log=" + advisor.TrainingLog};
+  }
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
   // options must come after -load-pass-plugin.

@@ -103,6 +103,18 @@ TEST_F(RegallocPlugin, RecordingTheDefaultLeavesTheObjectByteIdenticalToPlainLlc
   }
 }
 
+TEST_F(RegallocPlugin, RecordingUnderClangLeavesTheObjectByteIdenticalToPlainClang) {
+  for (const std::string source : {"m.c", "m.cpp"}) {
+    std::string compile = Clang + " -O2 -c " + quote(Work / source);
+    mustRun(compile + " -o " + quote(Work / (source + ".plain.o")));
+    CommandResult r = run(compile + " -o " + quote(Work / (source + ".o")) + " -Xclang -load -Xclang " + quote(Plugin) +
+                          " -mllvm -mlgo-regalloc-log=" + quote(Work / (source + ".log")));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    EXPECT_EQ(readFile(Work / (source + ".o")), readFile(Work / (source + ".plain.o"))) << source;
+    EXPECT_GT(readObservations(Work / (source + ".log")).size(), 20u) << source;
+  }
+}
+
 TEST_F(RegallocPlugin, RecordedColumnsReplayedOnLlvmsOwnChannelGivePlainLlcsObjectAndFeatures) {
   for (const std::string module : {"c", "cxx"}) {
     mustRun(llc(module + ".bc", module + ".plain.o"));
@@ -152,6 +164,22 @@ TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultEvictionTracesThroughThePlugin) 
     for (const LoggedObservation &o : log)
       rewards += o.Outcome.value_or(0);
     EXPECT_NEAR(journal[module]["regalloc_score"].get<double>(), rewards, 1e-3) << module;
+  }
+
+  // Through clang (the module's own command line): the same kind of log.
+  std::string viaClang = Work / "out-clang";
+  r = run(harvestCommand(Work / "corpus", viaClang,
+                         "--problem=regalloc-evict --policy=default --compiler=clang --mode=plugin"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  journal = journalByModule(viaClang);
+  for (const std::string module : {"c", "cxx"}) {
+    ASSERT_EQ(journal[module]["status"], "ok") << journal[module].dump();
+    std::string harvested = viaClang + "/logs/" + module + ".log";
+    CommandResult valid = run(tool("training-log") + " validate " + quote(harvested));
+    EXPECT_EQ(valid.ExitCode, 0) << valid.Out << valid.Err;
+    std::vector<LoggedObservation> log = readObservations(harvested);
+    EXPECT_GT(log.size(), 20u) << module;
+    EXPECT_EQ(journal[module]["decisions"], log.size());
   }
 }
 

@@ -56,7 +56,7 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
       return fail(
           "--policy=default: in interactive mode the compiler sends no default " + problem +
           " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development) or, "
-          "for eviction under llc, the regalloc plugin (--compiler=llc --mode=plugin). "
+          "for eviction, the regalloc plugin (--mode=plugin). "
           "Interactively, use --policy=random:P or --policy=exec:CMD");
     }
     if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
@@ -327,7 +327,7 @@ int main(int argc, char **argv) {
   o.CompileServerReason = server.Decision->Reason;
   if (o.UseCompileServer && o.Mode == AdvisorMode::Plugin && isRegalloc(o.Decisions)) {
     o.UseCompileServer = false; // its llc does not take -load
-    o.CompileServerReason = "the regalloc plugin is loaded with llc's -load, which the server's llc does not take";
+    o.CompileServerReason = "the regalloc plugin is loaded with -load, which the server's llc does not take";
   }
   log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") + o.CompileServerReason +
             ")");

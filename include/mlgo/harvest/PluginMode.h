@@ -29,7 +29,8 @@ std::string defaultRegallocPluginPath();
 
 /// The flags that load the plugin and set its log, policy and module name:
 /// opt: -load-pass-plugin=P -mlgo-inliner-...; clang: -fpass-plugin=P and
-/// the options through -mllvm. Regalloc (llc): -load P -mlgo-regalloc-log=L.
+/// the options through -mllvm. Regalloc: -load P -mlgo-regalloc-log=L (clang's
+/// cc1: the option through -mllvm).
 std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang,
                                             Problem problem = Problem::Inliner);
 
