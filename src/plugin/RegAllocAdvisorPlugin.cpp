@@ -92,12 +92,6 @@ public:
       return false;
     }
     channel->setValue(ChannelBase);
-    std::error_code error;
-    Log = std::make_unique<raw_fd_ostream>(Path, error);
-    if (error) {
-      ctx.emitError("mlgo-regalloc: cannot write " + Path + ": " + error.message());
-      return false;
-    }
     return true;
   }
 
@@ -156,29 +150,33 @@ private:
         break;
       std::lock_guard<std::mutex> lock(Mutex);
       if (*event == mlgo::TrainingLogReader::Event::Header) {
-        if (Writer || !reader.header().Advice) {
+        if (LogHeader || !reader.header().Advice) {
           ServerError = "unexpected channel header";
           break;
         }
-        mlgo::LogHeader header;
-        header.Features = reader.header().Features;
-        header.Features.push_back(*reader.header().Advice); // index_to_evict, as development mode logs it
-        header.Score = mlgo::TensorSpec{"reward", mlgo::ElementType::Float, {1}, 0};
+        LogHeader.emplace();
+        LogHeader->Features = reader.header().Features;
+        LogHeader->Features.push_back(*reader.header().Advice); // index_to_evict, as development mode logs it
+        LogHeader->Score = mlgo::TensorSpec{"reward", mlgo::ElementType::Float, {1}, 0};
         Mask = reader.header().find("mask");
         if (!Mask || reader.header().Features[*Mask].elementCount() != mlgo::EvictCandidateColumn + 1) {
           ServerError = "the eviction channel has no 33-column mask";
           break;
         }
-        Writer = std::make_unique<mlgo::TrainingLogWriter>(*Log, std::move(header));
       } else if (*event == mlgo::TrainingLogReader::Event::Context) {
         // A function comes back for each greedy run (x86: tile registers,
         // then the rest); its reward still goes on its very last observation.
         if (reader.context() != Context) {
           writeOutcome(0);
           Context = reader.context();
-          Writer->switchContext(Context);
+          if (Writer)
+            Writer->switchContext(Context);
         }
       } else if (*event == mlgo::TrainingLogReader::Event::Observation) {
+        // The log is created at the first observation: a module without any
+        // (no function bodies, llc -O0, no eviction) leaves no file.
+        if (!Writer && Logging)
+          Logging = openLog();
         writeOutcome(0);
         int64_t column = PendingColumn;
         // A column the mask forbids is undefined behaviour in LLVM (it
@@ -195,11 +193,15 @@ private:
             }
         }
         StringRef reply(reinterpret_cast<const char *>(&column), sizeof column);
-        if (Error e = Writer->observationRaw({reader.observation(), reply})) {
-          ServerError = toString(std::move(e));
-          break;
+        // A failure to log fails the compile (reward pass) but never stops
+        // the replies: LLVM waits for every one.
+        if (Logging) {
+          if (Error e = Writer->observationRaw({reader.observation(), reply})) {
+            ServerError = toString(std::move(e));
+            Logging = false;
+          }
         }
-        OutcomePending = true;
+        OutcomePending = Logging;
         ++Answered;
         if (::write(inbound, &column, sizeof column) != static_cast<ssize_t>(sizeof column)) {
           ServerError = std::string("cannot reply on the channel: ") + std::strerror(errno);
@@ -211,6 +213,19 @@ private:
       }
     }
     ::close(inbound);
+  }
+
+  // Under Mutex.
+  bool openLog() {
+    std::error_code error;
+    Log = std::make_unique<raw_fd_ostream>(Path, error);
+    if (error) {
+      ServerError = "cannot write " + Path + ": " + error.message();
+      return false;
+    }
+    Writer = std::make_unique<mlgo::TrainingLogWriter>(*Log, *LogHeader);
+    Writer->switchContext(Context);
+    return true;
   }
 
   // The outcome of the last observation, if it has none yet. Under Mutex.
@@ -229,6 +244,7 @@ private:
 
   std::string Path, ChannelBase;
   std::unique_ptr<raw_fd_ostream> Log;
+  std::optional<mlgo::LogHeader> LogHeader;
   std::unique_ptr<mlgo::TrainingLogWriter> Writer;
   std::thread Server;
   std::mutex Mutex;
@@ -236,6 +252,7 @@ private:
   std::string Context;
   std::optional<size_t> Mask;
   bool OutcomePending = false;
+  bool Logging = true;
   std::atomic<int64_t> PendingColumn{mlgo::EvictCandidateColumn};
   std::atomic<uint64_t> Answered{0};
 };
@@ -282,13 +299,17 @@ private:
 
 class RecordingProvider final : public RegAllocEvictionAdvisorProvider {
 public:
-  RecordingProvider(LLVMContext &Ctx, EvictionTrace &Trace)
-      : RegAllocEvictionAdvisorProvider(AdvisorMode::Default, Ctx), ML(createReleaseModeAdvisorProvider(Ctx)),
-        Trace(Trace) {}
+  // Without a channel (`record` false, the error already reported) RAGreedy
+  // still needs an advisor: the default one.
+  RecordingProvider(LLVMContext &Ctx, EvictionTrace &Trace, bool record)
+      : RegAllocEvictionAdvisorProvider(AdvisorMode::Default, Ctx),
+        ML(record ? createReleaseModeAdvisorProvider(Ctx) : nullptr), Trace(Trace) {}
 
   std::unique_ptr<RegAllocEvictionAdvisor> getAdvisor(const MachineFunction &MF, const RAGreedy &RA,
                                                       MachineBlockFrequencyInfo *MBFI,
                                                       MachineLoopInfo *Loops) override {
+    if (!ML)
+      return std::make_unique<DefaultEvictionAdvisor>(MF, RA);
     Trace.startServer();
     return std::make_unique<RecordingEvictionAdvisor>(MF, RA, ML->getAdvisor(MF, RA, MBFI, Loops), Trace);
   }
@@ -314,8 +335,8 @@ public:
   }
 
   bool doInitialization(Module &M) override {
-    if (Trace->prepare(M.getContext()))
-      Provider = std::make_unique<RecordingProvider>(M.getContext(), *Trace);
+    bool ready = Trace->prepare(M.getContext());
+    Provider = std::make_unique<RecordingProvider>(M.getContext(), *Trace, ready);
     return false;
   }
 

@@ -183,6 +183,25 @@ TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultEvictionTracesThroughThePlugin) 
   }
 }
 
+TEST_F(RegallocPlugin, AModuleWithoutEvictionsLeavesNoLogAndAnUnwritableLogFailsCleanly) {
+  // No function bodies, and llc -O0 (fast register allocation): no advisor
+  // is ever asked, so no log file, not an empty one a reader rejects.
+  writeFile(Work / "nobody.c", "int only_declared(int);\nint global = 3;\n");
+  mustRun(Clang + " -O2 -emit-llvm -c " + quote(Work / "nobody.c") + " -o " + quote(Work / "nobody.bc"));
+  CommandResult r = run(record("nobody.bc", "nobody.o", "nobody.log"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_FALSE(exists(Work / "nobody.log"));
+  r = run(llc("c.bc", "o0.o", "-O0 -load " + quote(Plugin) + " -mlgo-regalloc-log=" + quote(Work / "o0.log")));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_FALSE(exists(Work / "o0.log"));
+  EXPECT_FALSE(exists(Work / "o0.log.channel.in"));
+
+  // A log where nothing can be created: an error, not a crash.
+  r = run(record("c.bc", "c.o", "missing/c.log"));
+  EXPECT_EQ(r.ExitCode, 1) << r.Err;
+  EXPECT_NE(r.Err.find("mlgo-regalloc: cannot create"), std::string::npos) << r.Err;
+}
+
 TEST_F(RegallocPlugin, WithoutALogThePluginChangesNothing) {
   mustRun(llc("c.bc", "plain.o"));
   CommandResult r = run(llc("c.bc", "loaded.o", "-load " + quote(Plugin)));
