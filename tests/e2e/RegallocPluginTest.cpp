@@ -7,6 +7,7 @@
 #include "support/TestSupport.h"
 
 #include <map>
+#include <sstream>
 #include <string>
 
 using namespace mlgo;
@@ -181,6 +182,66 @@ TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultEvictionTracesThroughThePlugin) 
     EXPECT_GT(log.size(), 20u) << module;
     EXPECT_EQ(journal[module]["decisions"], log.size());
   }
+}
+
+// The reward against an independent count. In a function of one basic block
+// (frequency 1) RegAllocScore with only the copy weight at 1 counts its
+// copies, with only the load (store) weight its instructions that load
+// (store); these are counted here in the machine IR llc prints right after the
+// virtual register rewriter, where the plugin scores. With LLVM's own weights
+// the reward is their weighted sum plus the rematerialisations; with zero
+// weights, 0.
+TEST_F(RegallocPlugin, TheRewardIsLlvmsRegAllocScore) {
+  std::string s = "extern long ext(long);\nlong straight(long *p) {\n";
+  const int live = 22;
+  for (int i = 0; i < live; ++i)
+    s += "  long v" + std::to_string(i) + " = ext(p[" + std::to_string(i) + "]);\n";
+  for (int i = 0; i < live; ++i)
+    s += "  v" + std::to_string(i) + " = ext(v" + std::to_string(i) + " ^ v" + std::to_string((i + 3) % live) + ");\n";
+  s += "  return 0";
+  for (int i = 0; i < live; ++i)
+    s += " + v" + std::to_string(i) + " * " + std::to_string(i + 1);
+  writeFile(Work / "straight.c", s + ";\n}\n");
+  mustRun(Clang + " -O2 -emit-llvm -c " + quote(Work / "straight.c") + " -o " + quote(Work / "straight.bc"));
+
+  const std::vector<std::pair<std::string, double>> weights = {
+      {"copy", 0.2}, {"load", 4.0}, {"store", 1.0}, {"cheap-remat", 0.2}, {"expensive-remat", 1.0}};
+  auto reward = [&](const std::string &only) {
+    std::string flags;
+    for (const auto &[name, weight] : weights)
+      flags += " -regalloc-" + name + "-weight=" + (only == "*" ? std::to_string(weight) : only == name ? "1" : "0");
+    std::string log = "w-" + only + ".log";
+    mustRun(llc("straight.bc", "w.o", "-load " + quote(Plugin) + " -mlgo-regalloc-log=" + quote(Work / log) + flags));
+    std::vector<LoggedObservation> observations = readObservations(Work / log);
+    EXPECT_GT(observations.size(), 10u);
+    return observations.empty() ? -1.0 : observations.back().Outcome.value_or(-1.0);
+  };
+
+  mustRun("llc-22 -O2 -stop-after=virtregrewriter " + quote(Work / "straight.bc") + " -o " +
+          quote(Work / "straight.mir"));
+  size_t blocks = 0, copies = 0, loads = 0, stores = 0;
+  std::istringstream mir(readFile(Work / "straight.mir"));
+  for (std::string line; std::getline(mir, line);) {
+    blocks += line.rfind("  bb.", 0) == 0;
+    copies += line.find("= COPY ") != std::string::npos || line.find(" COPY $") != std::string::npos;
+    size_t memory = line.find(":: (");
+    if (memory == std::string::npos)
+      continue;
+    std::string operands = line.substr(memory);
+    loads += operands.find("(load") != std::string::npos;
+    stores += operands.find("(store") != std::string::npos || operands.find("load store") != std::string::npos;
+  }
+  ASSERT_EQ(blocks, 1u) << "one block, so every frequency is 1";
+  ASSERT_GT(copies, 0u);
+  ASSERT_GT(loads, 0u);
+  ASSERT_GT(stores, 0u);
+  EXPECT_EQ(reward("copy"), static_cast<double>(copies));
+  EXPECT_EQ(reward("load"), static_cast<double>(loads));
+  EXPECT_EQ(reward("store"), static_cast<double>(stores));
+  double expected =
+      0.2 * copies + 4.0 * loads + 1.0 * stores + 0.2 * reward("cheap-remat") + 1.0 * reward("expensive-remat");
+  EXPECT_NEAR(reward("*"), expected, 1e-3);
+  EXPECT_EQ(reward("none"), 0.0);
 }
 
 TEST_F(RegallocPlugin, AModuleWithoutEvictionsLeavesNoLogAndAnUnwritableLogFailsCleanly) {
