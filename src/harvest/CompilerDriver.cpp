@@ -67,7 +67,7 @@ std::vector<std::string> ir2vecFlags(Problem problem, const AdvisorSetup &adviso
 void addAdvisorFlags(std::vector<std::string> &argv, Problem problem, const AdvisorSetup &advisor, bool viaMllvm) {
   std::vector<std::string> flags;
   if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin) {
-    std::vector<std::string> plugin = pluginAdvisorFlags(advisor, /*clang=*/viaMllvm);
+    std::vector<std::string> plugin = pluginAdvisorFlags(advisor, /*clang=*/viaMllvm, problem);
     argv.insert(argv.end(), plugin.begin(), plugin.end());
   } else {
     flags = advisorFlags(problem, advisor);

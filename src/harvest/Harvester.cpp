@@ -557,8 +557,11 @@ private:
 
   bool checkDevelopmentLog(const std::string &path, ModuleRecord &record) {
     size_t observations = 0;
-    if (llvm::Error error = visitLog(path, [&](TrainingLogReader &, TrainingLogReader::Event event) {
+    double reward = 0; // regalloc: the sum of the functions' rewards
+    if (llvm::Error error = visitLog(path, [&](TrainingLogReader &reader, TrainingLogReader::Event event) {
           observations += event == TrainingLogReader::Event::Observation;
+          if (event == TrainingLogReader::Event::Outcome && reader.header().Score)
+            reward += reader.header().Score->elementAsDouble(reader.outcome(), 0);
           return llvm::Error::success();
         })) {
       record.Status = "failed";
@@ -567,6 +570,8 @@ private:
       return false;
     }
     record.Decisions = observations;
+    if (Options.Mode == AdvisorMode::Plugin && isRegalloc(Options.Decisions))
+      record.RegallocScore = reward; // LLVM's RegAllocScore, computed by the plugin
     return true;
   }
 

@@ -28,8 +28,15 @@ const char ProbeModule[] = "define internal i32 @callee(i32 %x) {\n"
 
 // Why the plugin cannot serve this request at all ("" when it can).
 std::string pluginUnsuitable(const ModeRequest &request) {
-  if (request.Decisions != Problem::Inliner)
-    return "the register allocator's advisors have no plugin hook (regalloc runs on the interactive channel)";
+  if (request.Decisions != Problem::Inliner) {
+    // libMLGORegAllocAdvisor.so records the default eviction advisor.
+    if (request.Decisions == Problem::RegallocEvict && request.Policy.How == PolicySpec::Kind::Default &&
+        request.Requested == "plugin")
+      return "";
+    return "the register allocator's plugin records only the default eviction advisor, when asked "
+           "(--problem=regalloc-evict --policy=default --mode=plugin); otherwise regalloc runs on the interactive "
+           "channel";
+  }
   if (request.Policy.How == PolicySpec::Kind::Exec)
     return "exec: policies answer on the interactive channel";
   if (request.Policy.How == PolicySpec::Kind::Model)

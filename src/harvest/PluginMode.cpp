@@ -18,7 +18,16 @@ std::string defaultInlinerPluginPath() {
   return joinPath(joinPath(joinPath(dirName(dirName(exe)), "lib"), "mlgo-corpus"), InlinerPluginName);
 }
 
-std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang) {
+const char *const RegallocPluginName = "libMLGORegAllocAdvisor.so";
+
+std::string defaultRegallocPluginPath() { return joinPath(dirName(defaultInlinerPluginPath()), RegallocPluginName); }
+
+std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang, Problem problem) {
+  if (isRegalloc(problem)) { // -load (llc's, or cc1's) loads it before the plugin's own option is parsed
+    if (clang)
+      return {"-load", advisor.PluginPath, "-mllvm", "-mlgo-regalloc-log=" + advisor.TrainingLog};
+    return {"-load", advisor.PluginPath, "-mlgo-regalloc-log=" + advisor.TrainingLog};
+  }
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
   // options must come after -load-pass-plugin.

@@ -57,9 +57,11 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
                   " evaluate the same directory natively instead: --policy=tflite:DIR");
     }
     if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
-      return fail("--policy=default: in interactive mode the compiler sends no default " + problem +
-                  " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development). "
-                  "Interactively, use --policy=random:P or --policy=exec:CMD");
+      return fail(
+          "--policy=default: in interactive mode the compiler sends no default " + problem +
+          " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development) or, "
+          "for eviction, the regalloc plugin (--mode=plugin). "
+          "Interactively, use --policy=random:P or --policy=exec:CMD");
     }
     if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
       return fail(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
@@ -261,6 +263,8 @@ int main(int argc, char **argv) {
     return 2;
   };
   o.Decisions = *parseProblem(problem);
+  if (isRegalloc(o.Decisions) && app.count("--plugin_path") == 0)
+    pluginPath = defaultRegallocPluginPath();
   if (compiler == "auto")
     compiler = isRegalloc(o.Decisions) ? "clang" : "opt";
   o.Compiler.Kind = compiler == "clang" ? CompilerKind::Clang
@@ -377,6 +381,10 @@ int main(int argc, char **argv) {
   }
   o.UseCompileServer = server.Decision->Use;
   o.CompileServerReason = server.Decision->Reason;
+  if (o.UseCompileServer && o.Mode == AdvisorMode::Plugin && isRegalloc(o.Decisions)) {
+    o.UseCompileServer = false; // its llc does not take -load
+    o.CompileServerReason = "the regalloc plugin is loaded with -load, which the server's llc does not take";
+  }
   log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") + o.CompileServerReason +
             ")");
 
