@@ -16,15 +16,7 @@ import json
 import struct
 import sys
 
-SIZES = {"float": 4, "double": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
-         "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
-
-
-def tensor_bytes(spec):
-    count = 1
-    for d in spec["shape"]:
-        count *= int(d)
-    return count * SIZES[spec["type"]]
+from tensor_spec import tensor_bytes
 
 
 def read_exact(f, n):
