@@ -44,6 +44,8 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
   if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
     return fail("--policy=" + policy + " runs only inside the compiler: use --mode=plugin (or auto)");
   }
+  if (o.Policy.How == PolicySpec::Kind::Replay && o.Decisions != Problem::Inliner)
+    return fail("--policy=" + policy + " replays inlining decisions: it needs --problem=inliner");
   if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
     if (o.Policy.How == PolicySpec::Kind::Model)
       return fail("--policy=model:DIR needs a development-mode (TFLite) LLVM, and " + tool +
@@ -69,7 +71,7 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
     }
   } else if (o.Mode == AdvisorMode::Development &&
              (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
-              o.Policy.How == PolicySpec::Kind::TFLite)) {
+              o.Policy.How == PolicySpec::Kind::TFLite || o.Policy.How == PolicySpec::Kind::Replay)) {
     return fail("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
   }
 
@@ -137,7 +139,10 @@ int main(int argc, char **argv) {
                  "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
                  "8-byte decisions on stdout. model:DIR: a TFLite model, development mode only. tflite:DIR: the same "
                  "policy directory (model.tflite + output_spec.json) evaluated natively by the harvester, "
-                 "interactive mode (no TFLite LLVM needed).")
+                 "interactive mode (no TFLite LLVM needed). replay:FILE: each module's decisions as recorded in FILE "
+                 "(JSON Lines {\"module\", \"decisions\"}, e.g. from `training-log trajectories HARVEST`); a module "
+                 "missing from FILE, or asking for more or fewer decisions, fails as policy_error (plugin_failed when "
+                 "the plugin is asked for more).")
       ->capture_default_str();
   std::vector<std::string> policies;
   app.add_option("--policies", policies,
