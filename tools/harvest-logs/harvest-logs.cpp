@@ -439,6 +439,12 @@ int main(int argc, char **argv) {
       log::error("--explore: " + why);
       return 2;
     }
+    // The dataset is written at the end of the base harvest, before anything is kept.
+    if (!o.TFRecordPath.empty()) {
+      log::error("--explore with --tfrecord is not supported yet: the dataset would hold the base trajectories, not "
+                 "the kept ones; convert OUT/logs afterwards with training-log to-tfrecord");
+      return 2;
+    }
     // The base logs are replaced by the kept ones: a second run would explore from those.
     if (llvm::sys::fs::exists(joinPath(o.OutputDir, "explore.jsonl"))) {
       log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");
