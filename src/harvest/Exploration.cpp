@@ -122,6 +122,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   auto base = readHarvestJournal(harvestJournalPath(options.OutputDir));
   if (!base)
     return base.takeError();
+  if (!base->Options)
+    return llvm::createStringError("%s has no journal header: the base harvest did not run", options.OutputDir.c_str());
   // Every module the base harvest finished ok, in journal order.
   std::vector<ModuleChain> chains;
   std::map<std::string, size_t> chainOf;
