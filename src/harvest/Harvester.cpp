@@ -280,7 +280,8 @@ private:
   bool sizeRewarded() const {
     return Options.Decisions == Problem::Inliner &&
            (Options.Policy.How == PolicySpec::Kind::Random || Options.Policy.How == PolicySpec::Kind::Exec ||
-            Options.Policy.How == PolicySpec::Kind::TFLite || Options.Policy.How == PolicySpec::Kind::InProcess);
+            Options.Policy.How == PolicySpec::Kind::TFLite || Options.Policy.How == PolicySpec::Kind::InProcess ||
+            Options.Policy.How == PolicySpec::Kind::Replay);
   }
 
   Deadline deadline() const {
@@ -427,6 +428,16 @@ private:
       advisor.ModelDir = Options.Policy.ModelDir;
     advisor.PluginPath = Options.PluginPath;
     advisor.PluginPolicy = pluginPolicy(Options.Policy);
+    if (Options.Mode == AdvisorMode::Plugin) {
+      auto perModule = policy.pluginPolicyForModule(work);
+      if (!perModule) {
+        record.Reason = "policy_error";
+        record.Detail = llvm::toString(perModule.takeError());
+        return;
+      }
+      if (!perModule->empty())
+        advisor.PluginPolicy = *perModule;
+    }
     advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
     if (decisionSitesWritten(Options))
       advisor.SitesFile = joinPath(work, "sites.jsonl");
@@ -465,6 +476,12 @@ private:
     if (hasLog && compilerLogs && !checkDevelopmentLog(produced, record))
       return;
     hasLog = hasLog && record.Decisions > 0;
+    if (llvm::Error e = policy.endModule(record.Decisions)) {
+      record.Status = "failed";
+      record.Reason = "policy_error";
+      record.Detail = llvm::toString(std::move(e));
+      return;
+    }
     if (hasLog && Options.Mode == AdvisorMode::Interactive && isRegalloc(Options.Decisions)) {
       auto scores = regallocScores(commands.Remarks);
       if (!scores) {
@@ -662,6 +679,8 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
     return makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); // loaded once per worker
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);
+  case PolicySpec::Kind::Replay:
+    return makeReplayPolicy(options.Policy.ReplayFile);
   case PolicySpec::Kind::Exec:
     return makeExecPolicy(options.Policy.Command, stderrPath);
   default:

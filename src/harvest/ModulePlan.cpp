@@ -31,6 +31,8 @@ llvm::Expected<std::vector<PlannedModule>> planModules(const CorpusDescription &
                                      llvm::toString(std::move(e)).c_str());
     if (filter && !std::regex_search(name, *filter, std::regex_constants::match_continuous))
       continue;
+    if (selection.Only && !selection.Only->count(name))
+      continue;
     std::string bc = joinPath(corpusDir, name + ".bc");
     struct stat st;
     if (::stat(bc.c_str(), &st) != 0)

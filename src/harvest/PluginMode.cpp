@@ -61,6 +61,11 @@ std::string pluginPolicy(const PolicySpec &policy) {
     llvm::sys::fs::make_absolute(dir);
     return "tflite:" + dir.str().str();
   }
+  case PolicySpec::Kind::Replay:
+    // Per module: the harvest hands each compile its own trajectory
+    // (Policy::pluginPolicyForModule); the probe and the compile server's
+    // prepared policy are the default's.
+    return "default";
   case PolicySpec::Kind::Exec:
   case PolicySpec::Kind::Model:
     return "";

@@ -18,6 +18,8 @@ std::string PolicySpec::describe() const {
     return "tflite:" + ModelDir;
   case Kind::InProcess:
     return InProcess;
+  case Kind::Replay:
+    return "replay:" + ReplayFile;
   }
   return "default";
 }
@@ -57,6 +59,13 @@ llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text) {
     spec.ModelDir = text.str();
     return spec;
   }
+  if (text.consume_front("replay:")) {
+    if (text.empty())
+      return llvm::createStringError("--policy=replay:FILE needs a trajectories file");
+    spec.How = PolicySpec::Kind::Replay;
+    spec.ReplayFile = text.str();
+    return spec;
+  }
   // NAME[:ARG]: an in-process policy; the plugin checks the name when it loads.
   llvm::StringRef name = text.split(':').first;
   if (!name.empty() && llvm::isAlpha(name.front()) &&
@@ -65,8 +74,8 @@ llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text) {
     spec.InProcess = text.str();
     return spec;
   }
-  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD, model:DIR, tflite:DIR or "
-                                 "NAME[:ARG] of an in-process plugin policy, not '%s'",
+  return llvm::createStringError("--policy must be default, random:P[:SEED], exec:CMD, model:DIR, tflite:DIR, "
+                                 "replay:FILE or NAME[:ARG] of an in-process plugin policy, not '%s'",
                                  text.str().c_str());
 }
 

@@ -2,6 +2,7 @@
 // inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
 // (development mode).
 #include "mlgo/harvest/CompileServerChoice.h"
+#include "mlgo/harvest/Exploration.h"
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/harvest/IR2VecVocabulary.h"
 #include "mlgo/harvest/ModeSelection.h"
@@ -44,6 +45,8 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
   if (o.Mode != AdvisorMode::Plugin && o.Policy.How == PolicySpec::Kind::InProcess) {
     return fail("--policy=" + policy + " runs only inside the compiler: use --mode=plugin (or auto)");
   }
+  if (o.Policy.How == PolicySpec::Kind::Replay && o.Decisions != Problem::Inliner)
+    return fail("--policy=" + policy + " replays inlining decisions: it needs --problem=inliner");
   if (o.Mode == AdvisorMode::Development && !caps->DevelopmentMode) {
     if (o.Policy.How == PolicySpec::Kind::Model)
       return fail("--policy=model:DIR needs a development-mode (TFLite) LLVM, and " + tool +
@@ -71,7 +74,7 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
     }
   } else if (o.Mode == AdvisorMode::Development &&
              (o.Policy.How == PolicySpec::Kind::Random || o.Policy.How == PolicySpec::Kind::Exec ||
-              o.Policy.How == PolicySpec::Kind::TFLite)) {
+              o.Policy.How == PolicySpec::Kind::TFLite || o.Policy.How == PolicySpec::Kind::Replay)) {
     return fail("--policy=" + policy + " answers decisions itself, which needs --mode=interactive");
   }
 
@@ -139,7 +142,10 @@ int main(int argc, char **argv) {
                  "exec:CMD: a policy process per worker that reads the compiler's stream on stdin and answers "
                  "8-byte decisions on stdout. model:DIR: a TFLite model, development mode only. tflite:DIR: the same "
                  "policy directory (model.tflite + output_spec.json) evaluated natively by the harvester, "
-                 "interactive mode (no TFLite LLVM needed).")
+                 "interactive mode (no TFLite LLVM needed). replay:FILE: each module's decisions as recorded in FILE "
+                 "(JSON Lines {\"module\", \"decisions\"}, e.g. from `training-log trajectories HARVEST`); a module "
+                 "missing from FILE, or asking for more or fewer decisions, fails as policy_error (plugin_failed when "
+                 "the plugin is asked for more).")
       ->capture_default_str();
   std::vector<std::string> policies;
   app.add_option("--policies", policies,
@@ -211,6 +217,19 @@ int main(int argc, char **argv) {
                "Plugin mode: also write logs/<module>.sites.jsonl, which call site each decision of the log was about "
                "(caller, callee, site ordinal, debug location, default and policy decision; one record per "
                "observation, in log order). The log itself is unchanged. Other modes write none and say why.");
+  unsigned explore = 0;
+  std::string exploreOrder = "first";
+  app.add_option("--explore", explore,
+                 "Inliner: after each module's base trajectory (the --policy, default or random:P:SEED), up to K more, "
+                 "each replaying the newest one up to a step, flipping it and following the base policy afterwards; "
+                 "the smallest native size is kept in logs/<module>.log (ties go to the base). OUT/explore.jsonl lists "
+                 "every trajectory, summary.json's explore the totals; each round is a replay harvest in "
+                 "OUT/explore/round-<r>/. 0: the plain harvest.")
+      ->capture_default_str();
+  app.add_option("--explore_order", exploreOrder,
+                 "Which step an exploration flips, after the previous flip: first (the next one) or random:SEED "
+                 "(uniformly drawn, seeded per module and round).")
+      ->capture_default_str();
   std::string ir2vecVocab, ir2vecKind;
   app.add_option("--ir2vec_vocab", ir2vecVocab,
                  "An IR2Vec vocabulary (JSON seed embeddings: sections Opcodes, Types, Arguments). The inliner then "
@@ -303,6 +322,8 @@ int main(int argc, char **argv) {
       return usage("--policies: " + text + ": " + llvm::toString(parsed.takeError()));
     batchSpecs.push_back(*parsed);
   }
+  if (explore && !policies.empty())
+    return usage("--explore explores one base policy (--policy); --policies is not supported with it yet");
   auto spec = parsePolicy(policies.empty() ? policy : "default");
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
@@ -415,6 +436,30 @@ int main(int argc, char **argv) {
     return strict && result->FailedCells ? 3 : 0;
   }
 
+  ExploreSettings exploration;
+  exploration.Trajectories = explore;
+  if (explore) {
+    if (llvm::Error e = parseExploreOrder(exploreOrder, exploration)) {
+      log::error(llvm::toString(std::move(e)));
+      return 2;
+    }
+    if (std::string why = explorationUnsupported(o); !why.empty()) {
+      log::error("--explore: " + why);
+      return 2;
+    }
+    // The dataset is written at the end of the base harvest, before anything is kept.
+    if (!o.TFRecordPath.empty()) {
+      log::error("--explore with --tfrecord is not supported yet: the dataset would hold the base trajectories, not "
+                 "the kept ones; convert OUT/logs afterwards with training-log to-tfrecord");
+      return 2;
+    }
+    // The base logs are replaced by the kept ones: a second run would explore from those.
+    if (llvm::sys::fs::exists(joinPath(o.OutputDir, "explore.jsonl"))) {
+      log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");
+      return 2;
+    }
+  }
+
   auto summary = runHarvest(o);
   if (!summary) {
     log::error(llvm::toString(summary.takeError()));
@@ -439,6 +484,23 @@ int main(int argc, char **argv) {
   }
   if (summary->Linked && !summary->Linked->ok())
     return LinkNotMadeExitCode;
+  if (explore) {
+    auto explored = runExploration(o, exploration);
+    if (!explored) {
+      log::error("--explore: " + llvm::toString(explored.takeError()));
+      return 1;
+    }
+    if (explored->Stopped || explored->Interrupted) {
+      log::error("--explore: " + (explored->Stopped ? "stopped: " + *explored->Stopped : std::string("interrupted")) +
+                 ". The base harvest is complete; nothing explored was kept");
+      return explored->Interrupted ? InterruptedExitCode : 1;
+    }
+    log::info("--explore: " + std::to_string(explored->Explored) + " explored trajectories (" +
+              std::to_string(explored->FailedTrajectories) + " failed) over " + std::to_string(explored->Modules) +
+              " modules; " + std::to_string(explored->Improved) + " improved; total native size " +
+              std::to_string(explored->BaseTotalSize) + " -> " + std::to_string(explored->KeptTotalSize) +
+              ". Table: " + joinPath(o.OutputDir, "explore.jsonl"));
+  }
   if (strict && (summary->Failed || summary->TimedOut))
     return 3;
   return 0;

@@ -1,4 +1,5 @@
 // training-log: read, check and convert MLGO training logs.
+#include "mlgo/harvest/Trajectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogCheck.h"
 #include "mlgo/log/LogDataset.h"
@@ -35,6 +36,25 @@ int dump(const std::string &path, const std::string &format) {
     fail(llvm::toString(std::move(e)));
     return 1;
   }
+  return 0;
+}
+
+int trajectories(const std::string &harvestDir, const std::string &output) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto count = writeHarvestTrajectories(harvestDir, os);
+  if (!count) {
+    fail(llvm::toString(count.takeError()));
+    return 1;
+  }
+  if (output.empty() || output == "-") {
+    writeOut(text);
+  } else if (llvm::Error e = writeFileAtomically(output, text)) {
+    fail(llvm::toString(std::move(e)));
+    return 1;
+  }
+  std::fprintf(stderr, "training-log: %zu trajectories, %zu decisions; %zu failed modules left out\n", count->Modules,
+               count->Decisions, count->FailedSkipped);
   return 0;
 }
 
@@ -183,11 +203,22 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 
+  std::string harvestDir, trajectoriesOutput;
+  CLI::App *trajectoriesCmd = app.add_subcommand(
+      "trajectories", "Write the decisions an inliner harvest took, one JSON line per ok module ({\"module\", "
+                      "\"decisions\"}, corpus_formats/trajectories.schema.json), for harvest-logs "
+                      "--policy=replay:FILE.");
+  trajectoriesCmd->add_option("HARVEST", harvestDir, "The harvest's output directory (its harvest.jsonl and logs/).")
+      ->required();
+  trajectoriesCmd->add_option("--output", trajectoriesOutput, "The file to write (default: standard output).");
+
   if (std::optional<int> exit = parseCommandLine(app, argc, argv))
     return *exit;
 
   if (*dumpCmd)
     return dump(dumpLog, format);
+  if (*trajectoriesCmd)
+    return trajectories(harvestDir, trajectoriesOutput);
   std::vector<std::string> *inputs = *statsCmd      ? &statLogs
                                      : *validateCmd ? &validateLogs
                                      : *recordCmd   ? &recordLogs

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,8 @@ struct PlannedModule {
 };
 
 struct ModuleSelection {
-  std::optional<std::string> Filter; // ECMAScript regex matched at the start of the name (Python re.match)
+  std::optional<std::string> Filter;         // ECMAScript regex matched at the start of the name (Python re.match)
+  std::optional<std::set<std::string>> Only; // only these modules (an --explore round)
   double SamplingRate = 1.0;
   uint64_t Seed = 0;
   unsigned ShardIndex = 0, ShardCount = 1;

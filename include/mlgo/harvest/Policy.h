@@ -18,16 +18,18 @@ namespace mlgo {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
-/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR | tflite:DIR,
-/// or NAME[:ARG] of a policy compiled into the inliner plugin (InProcessPolicy.h).
+/// --policy: default | random:P[:SEED] | exec:CMD | model:DIR | tflite:DIR |
+/// replay:FILE, or NAME[:ARG] of a policy compiled into the inliner plugin
+/// (InProcessPolicy.h).
 struct PolicySpec {
-  enum class Kind { Default, Random, Exec, Model, TFLite, InProcess };
+  enum class Kind { Default, Random, Exec, Model, TFLite, InProcess, Replay };
   Kind How = Kind::Default;
   double Probability = 0.5;
   uint64_t Seed = 0;
-  std::string Command; // exec: run with /bin/sh -c
-  std::string ModelDir;  // model: and tflite:
-  std::string InProcess; // NAME[:ARG], decided inside the compiler (plugin mode)
+  std::string Command;    // exec: run with /bin/sh -c
+  std::string ModelDir;   // model: and tflite:
+  std::string InProcess;  // NAME[:ARG], decided inside the compiler (plugin mode)
+  std::string ReplayFile; // replay: the trajectories (Trajectory.h)
   std::string describe() const;
 };
 llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text);
@@ -55,6 +57,13 @@ public:
   virtual llvm::Expected<std::string> decide(const Query &query, Deadline deadline) = 0;
   /// The module failed: drop any state that may be out of step.
   virtual void abandonModule() {}
+  /// Plugin mode: the in-process policy spec for the module begun last when
+  /// it depends on the module (replay: its trajectory, written into the
+  /// module's work directory `work`); "" keeps the run's spec.
+  virtual llvm::Expected<std::string> pluginPolicyForModule(const std::string &work) { return std::string(); }
+  /// The module compiled, asking `decisions` decisions: an Error fails it
+  /// (a replay that asked for fewer decisions than were recorded).
+  virtual llvm::Error endModule(size_t decisions) { return llvm::Error::success(); }
   /// Extra tensors the policy logs with each decision (a model's extra
   /// outputs, under their logging names), and their bytes for the last one.
   virtual std::vector<TensorSpec> loggedOutputs() const { return {}; }
@@ -75,6 +84,10 @@ std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPa
 /// A TFLite policy directory (model.tflite + output_spec.json) evaluated in
 /// process; loaded here, once per worker. Fails when the directory cannot
 /// answer `problem`'s decisions.
+/// replay:FILE: each module's decisions as recorded in FILE (Trajectory.h);
+/// a module missing from FILE, or a compile asking for more or fewer
+/// decisions than recorded, fails that module.
+llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path);
 llvm::Expected<std::unique_ptr<Policy>> makeTFLitePolicy(const std::string &dir, Problem problem);
 
 } // namespace mlgo

@@ -1,0 +1,70 @@
+// Recorded inlining trajectories: per module, the sequence of decisions a
+// compile took, as `--policy=replay:FILE` reads them and `training-log
+// trajectories` writes them (corpus_formats/trajectories.schema.json).
+//
+//   {"module": "lib/a.o", "decisions": [1, 0, 0, 1]}
+//   {"module": "lib/b.o", "decisions": [0, 1], "then": "default"}
+//
+// One JSON object per line, one line per module. With `then` the recorded
+// decisions are a prefix, and the named policy (default or random:P:SEED)
+// decides every later one: how harvest-logs --explore runs a trajectory that
+// replays its parent up to a step, flips it and follows the base policy.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlgo {
+
+/// A module's decisions in the order the compiler asked for them (true: inline).
+using DecisionSequence = std::vector<bool>;
+
+struct Trajectory {
+  DecisionSequence Recorded;
+  /// "" : exactly Recorded. Else the policy that decides after Recorded (it
+  /// is also asked during Recorded, so a random stream stays in step).
+  std::string Then;
+};
+
+/// module -> trajectory. A module listed twice is an error (which one would replay?).
+using TrajectorySet = std::map<std::string, Trajectory>;
+
+/// Reads a trajectories file; an error names the file, the line and what is wrong.
+llvm::Expected<TrajectorySet> readTrajectories(llvm::StringRef path);
+
+/// Parses one line of a trajectories file; `where` ("FILE line N") begins the error.
+llvm::Error parseTrajectoryLine(llvm::StringRef line, llvm::StringRef where, std::string &module,
+                                Trajectory &trajectory);
+
+/// One line of a trajectories file, '\n' included.
+std::string trajectoryLine(llvm::StringRef module, const DecisionSequence &decisions, llvm::StringRef then = "");
+
+/// Whether a compile that asked `asked` decisions followed `trajectory`
+/// (exactly its length; with Then, at least its length); else why not.
+std::optional<std::string> replayMismatch(llvm::StringRef module, const Trajectory &trajectory, size_t asked);
+
+/// Why replaying `recorded` decisions failed after the compile asked for
+/// `asked` (more or fewer than recorded), for the journal's detail.
+std::string replayLengthMismatch(llvm::StringRef module, size_t recorded, size_t asked);
+
+/// What `training-log trajectories` wrote.
+struct HarvestTrajectoryCount {
+  size_t Modules = 0, Decisions = 0, FailedSkipped = 0;
+};
+
+/// The trajectory of every ok module of an inliner harvest directory, from
+/// its journal and logs (inlining_decision of each observation; [] for a
+/// module without decisions), in journal order, one trajectoryLine each.
+/// Failed modules took no complete trajectory and are left out (counted).
+llvm::Expected<HarvestTrajectoryCount> writeHarvestTrajectories(llvm::StringRef harvestDir, llvm::raw_ostream &os);
+
+/// The decisions (inlining_decision of each observation) of an inliner log.
+llvm::Expected<DecisionSequence> loggedDecisions(const std::string &logPath);
+
+} // namespace mlgo

@@ -1,0 +1,307 @@
+#include "mlgo/harvest/Exploration.h"
+
+#include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/harvest/HarvestJournal.h"
+#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/harvest/RandomStream.h"
+#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/JsonLinesJournal.h"
+#include "mlgo/support/Log.h"
+#include "mlgo/support/PathUtil.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <random>
+
+namespace mlgo {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// One trajectory of a module: the base (round 0) or an exploration.
+struct Explored {
+  unsigned Round = 0;
+  std::optional<size_t> FlippedStep;
+  std::optional<DecisionSequence> Decisions; // as logged; none when it failed
+  std::optional<uint64_t> NativeSize;
+  std::string Status = "ok", Reason, Detail;
+  std::string JournalLine; // its record in its round's journal
+  bool Kept = false;
+};
+
+struct ModuleChain {
+  std::string Name;
+  std::vector<Explored> Trajectories; // [0] is the base
+  size_t Newest = 0;                  // the newest trajectory that succeeded
+  std::optional<size_t> LastFlip;     // the step flipped by the latest exploration
+  bool Done = false;
+};
+
+Json decisionsJson(const std::optional<DecisionSequence> &decisions) {
+  if (!decisions)
+    return nullptr;
+  Json list = Json::array();
+  for (bool d : *decisions)
+    list.push_back(d ? 1 : 0);
+  return list;
+}
+
+std::string roundDir(const HarvestOptions &options, unsigned round) {
+  return joinPath(joinPath(options.OutputDir, "explore"), "round-" + std::to_string(round));
+}
+
+// The step the next exploration flips: after the last flip, in the newest
+// trajectory (each flip moves down the chain, as ml-compiler-opt's does).
+std::optional<size_t> nextStep(const ExploreSettings &settings, const ModuleChain &chain, unsigned round) {
+  size_t from = chain.LastFlip ? *chain.LastFlip + 1 : 0;
+  size_t length = chain.Trajectories[chain.Newest].Decisions->size();
+  if (from >= length)
+    return std::nullopt;
+  if (settings.How == ExploreSettings::Order::First)
+    return from;
+  std::mt19937_64 rng;
+  seedModuleStream(rng, settings.OrderSeed + round, chain.Name);
+  return std::uniform_int_distribution<size_t>(from, length - 1)(rng);
+}
+
+llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, const Explored &kept,
+                      JournalAppender &journal) {
+  std::string from = roundDir(options, kept.Round);
+  auto log = llvm::MemoryBuffer::getFile(harvestLogPath(from, chain.Name), /*IsText=*/false);
+  if (!log)
+    return llvm::createStringError(log.getError(), "cannot read the kept log of %s: %s", chain.Name.c_str(),
+                                   log.getError().message().c_str());
+  if (llvm::Error e = writeFileAtomically(harvestLogPath(options.OutputDir, chain.Name), (*log)->getBuffer()))
+    return e;
+  std::string sites = harvestSitesPath(from, chain.Name);
+  if (llvm::sys::fs::exists(sites)) {
+    auto text = llvm::MemoryBuffer::getFile(sites, /*IsText=*/false);
+    if (!text)
+      return llvm::createStringError(text.getError(), "cannot read %s", sites.c_str());
+    if (llvm::Error e = writeFileAtomically(harvestSitesPath(options.OutputDir, chain.Name), (*text)->getBuffer()))
+      return e;
+  }
+  // The module's latest journal record now describes the kept log.
+  return journal.append(Json::parse(kept.JournalLine));
+}
+
+} // namespace
+
+std::string ExploreSettings::describeOrder() const {
+  return How == Order::First ? "first" : "random:" + std::to_string(OrderSeed);
+}
+
+llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
+  if (text == "first") {
+    settings.How = ExploreSettings::Order::First;
+    return llvm::Error::success();
+  }
+  if (text.consume_front("random:") && !text.empty() && !text.getAsInteger(10, settings.OrderSeed)) {
+    settings.How = ExploreSettings::Order::Random;
+    return llvm::Error::success();
+  }
+  return llvm::createStringError("--explore_order must be first or random:SEED, not '%s'", text.str().c_str());
+}
+
+std::string explorationUnsupported(const HarvestOptions &options) {
+  if (options.Decisions != Problem::Inliner)
+    return "only the inliner's decisions are explored";
+  if (options.Policy.How != PolicySpec::Kind::Default && options.Policy.How != PolicySpec::Kind::Random)
+    return "the base policy must be default or random:P[:SEED] (a trajectory follows it after its flip)";
+  if (options.Mode == AdvisorMode::Development)
+    return "explored trajectories are replayed by the harvester or the plugin: use --mode=plugin or interactive";
+  if (options.Link.requested())
+    return "--link is not supported with --explore yet";
+  return "";
+}
+
+llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings) {
+  ExploreResult result;
+  auto base = readHarvestJournal(harvestJournalPath(options.OutputDir));
+  if (!base)
+    return base.takeError();
+  if (!base->Options)
+    return llvm::createStringError("%s has no journal header: the base harvest did not run", options.OutputDir.c_str());
+  // Every module the base harvest finished ok, in journal order.
+  std::vector<ModuleChain> chains;
+  std::map<std::string, size_t> chainOf;
+  for (const HarvestJournalLine &line : base->Latest) {
+    const HarvestRecord &record = line.Record;
+    if (!record.ok() || !record.NativeSize)
+      continue;
+    ModuleChain chain;
+    chain.Name = record.Module;
+    Explored start;
+    start.NativeSize = record.NativeSize;
+    start.JournalLine = line.Text;
+    if (record.hasLog()) {
+      auto decisions = loggedDecisions(harvestLogPath(options.OutputDir, record.Module));
+      if (!decisions)
+        return decisions.takeError();
+      start.Decisions = std::move(*decisions);
+    } else {
+      start.Decisions.emplace();
+    }
+    chain.Trajectories.push_back(std::move(start));
+    chainOf[chain.Name] = chains.size();
+    chains.push_back(std::move(chain));
+  }
+  result.Modules = chains.size();
+  std::string then = pluginPolicy(options.Policy); // "default" or "random:P:SEED", exactly the parsed spec
+
+  for (unsigned round = 1; round <= settings.Trajectories; ++round) {
+    std::string lines;
+    std::set<std::string> members;
+    std::map<std::string, size_t> flipped;
+    for (ModuleChain &chain : chains) {
+      if (chain.Done)
+        continue;
+      std::optional<size_t> step = nextStep(settings, chain, round);
+      if (!step) {
+        chain.Done = true;
+        continue;
+      }
+      DecisionSequence prefix(chain.Trajectories[chain.Newest].Decisions->begin(),
+                              chain.Trajectories[chain.Newest].Decisions->begin() + *step + 1);
+      prefix[*step] = !prefix[*step];
+      lines += trajectoryLine(chain.Name, prefix, then);
+      members.insert(chain.Name);
+      flipped[chain.Name] = *step;
+      chain.LastFlip = *step;
+    }
+    if (members.empty())
+      break;
+    std::string dir = roundDir(options, round);
+    std::string file = dir + ".jsonl";
+    if (std::error_code ec = llvm::sys::fs::create_directories(joinPath(options.OutputDir, "explore")))
+      return llvm::createStringError(ec, "cannot create %s/explore: %s", options.OutputDir.c_str(),
+                                     ec.message().c_str());
+    if (llvm::Error e = writeFileAtomically(file, lines))
+      return std::move(e);
+
+    HarvestOptions round_ = options;
+    round_.OutputDir = dir;
+    round_.Policy.How = PolicySpec::Kind::Replay;
+    round_.Policy.ReplayFile = file;
+    round_.Selection.Only = members;
+    round_.Selection.SamplingRate = 1.0; // the members are already the base's sample and shard
+    round_.Selection.ShardIndex = 0;
+    round_.Selection.ShardCount = 1;
+    round_.Selection.Filter.reset();
+    round_.Force = true; // a round's trajectories depend on the rounds before: never resumed
+    round_.TFRecordPath.clear();
+    round_.Link = {};
+    // The replays' rewards need the default's size once per module, not once per round.
+    if (round_.BaselineCacheDir.empty())
+      round_.BaselineCacheDir = joinPath(joinPath(options.OutputDir, "explore"), "baselines");
+    log::info("--explore: round " + std::to_string(round) + ": " + std::to_string(members.size()) + " trajectories");
+    auto summary = runHarvest(round_);
+    if (!summary)
+      return summary.takeError();
+    auto journal = readHarvestJournal(harvestJournalPath(dir));
+    if (!journal)
+      return journal.takeError();
+    for (const HarvestJournalLine &line : journal->Latest) {
+      auto at = chainOf.find(line.Record.Module);
+      if (at == chainOf.end() || !members.count(line.Record.Module))
+        continue;
+      ModuleChain &chain = chains[at->second];
+      const HarvestRecord &record = line.Record;
+      Explored explored;
+      explored.Round = round;
+      explored.FlippedStep = flipped[chain.Name];
+      explored.Status = record.Status;
+      explored.Reason = record.Reason;
+      explored.Detail = record.Detail;
+      explored.JournalLine = line.Text;
+      if (record.ok() && record.NativeSize) {
+        auto decisions = record.hasLog() ? loggedDecisions(harvestLogPath(dir, record.Module))
+                                         : llvm::Expected<DecisionSequence>(DecisionSequence());
+        if (!decisions) {
+          explored.Status = "failed";
+          explored.Reason = "bad_training_log";
+          explored.Detail = llvm::toString(decisions.takeError());
+        } else {
+          explored.Decisions = std::move(*decisions);
+          explored.NativeSize = record.NativeSize;
+        }
+      }
+      result.Explored++;
+      if (!explored.Decisions)
+        result.FailedTrajectories++;
+      chain.Trajectories.push_back(std::move(explored));
+      if (chain.Trajectories.back().Decisions)
+        chain.Newest = chain.Trajectories.size() - 1;
+    }
+    if (summary->Interrupted || summary->Stopped) {
+      result.Interrupted = summary->Interrupted;
+      result.Stopped = summary->Stopped;
+      return result; // nothing is kept: the next run explores afresh
+    }
+  }
+
+  // Keep the smallest of each module; ties go to the earlier (the base first).
+  JournalAppender journal;
+  if (llvm::Error e = journal.open(harvestJournalPath(options.OutputDir), /*truncate=*/false, *base->Options))
+    return std::move(e);
+  std::string table;
+  for (ModuleChain &chain : chains) {
+    size_t best = 0;
+    for (size_t i = 1; i < chain.Trajectories.size(); ++i)
+      if (chain.Trajectories[i].NativeSize && *chain.Trajectories[i].NativeSize < *chain.Trajectories[best].NativeSize)
+        best = i;
+    chain.Trajectories[best].Kept = true;
+    result.BaseTotalSize += *chain.Trajectories[0].NativeSize;
+    result.KeptTotalSize += *chain.Trajectories[best].NativeSize;
+    if (best != 0) {
+      result.Improved++;
+      if (llvm::Error e = writeKept(options, chain, chain.Trajectories[best], journal))
+        return std::move(e);
+    }
+    for (size_t i = 0; i < chain.Trajectories.size(); ++i) {
+      const Explored &t = chain.Trajectories[i];
+      Json j;
+      j["module"] = chain.Name;
+      j["trajectory"] = i;
+      j["base_policy"] = options.Policy.describe();
+      j["flipped_step"] = t.FlippedStep ? Json(*t.FlippedStep) : Json();
+      j["status"] = t.Status;
+      j["reason"] = t.Reason;
+      j["detail"] = t.Detail;
+      j["native_size"] = t.NativeSize ? Json(*t.NativeSize) : Json();
+      j["kept"] = t.Kept;
+      j["decisions"] = decisionsJson(t.Decisions);
+      table += j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    }
+  }
+  if (llvm::Error e = journal.close())
+    return std::move(e);
+  if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "explore.jsonl"), table))
+    return std::move(e);
+
+  // summary.json gains what the exploration found.
+  std::string summaryPath = joinPath(options.OutputDir, "summary.json");
+  auto text = llvm::MemoryBuffer::getFile(summaryPath, /*IsText=*/true);
+  if (!text)
+    return llvm::createStringError(text.getError(), "cannot read %s", summaryPath.c_str());
+  Json summary = Json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
+  if (summary.is_discarded() || !summary.is_object())
+    return llvm::createStringError("%s is not a JSON object", summaryPath.c_str());
+  Json explore;
+  explore["trajectories_per_module"] = settings.Trajectories;
+  explore["order"] = settings.describeOrder();
+  explore["modules"] = result.Modules;
+  explore["explored"] = result.Explored;
+  explore["failed"] = result.FailedTrajectories;
+  explore["improved"] = result.Improved;
+  explore["base_total_size"] = result.BaseTotalSize;
+  explore["kept_total_size"] = result.KeptTotalSize;
+  summary["explore"] = explore;
+  if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
+    return std::move(e);
+  return result;
+}
+
+} // namespace mlgo

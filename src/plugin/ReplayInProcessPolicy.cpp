@@ -1,0 +1,73 @@
+// replay:FILE inside the compiler: decide as the module's recorded trajectory
+// did (Trajectory.h), then, when the trajectory names one, as its `then`
+// policy. harvest-logs hands each compile a file holding only its module's
+// line; run by hand, FILE may hold the whole corpus.
+#include "mlgo/harvest/InProcessPolicy.h"
+#include "mlgo/harvest/Trajectory.h"
+
+namespace mlgo {
+namespace {
+
+class ReplayDecisions : public InProcessPolicy {
+public:
+  ReplayDecisions(std::string path, TrajectorySet set) : Path(std::move(path)), Set(std::move(set)) {}
+
+  llvm::Error beginModule(llvm::StringRef module, llvm::ArrayRef<TensorSpec> features) override {
+    auto it = Set.find(module.str());
+    if (it == Set.end())
+      return llvm::createStringError("replay: %s has no trajectory for module %s", Path.c_str(), module.str().c_str());
+    Module = module.str();
+    Followed = &it->second;
+    Next = 0;
+    Then.reset();
+    if (!Followed->Then.empty()) {
+      auto then = makeInProcessPolicy(Followed->Then);
+      if (!then)
+        return then.takeError();
+      Then = std::move(*then);
+      if (llvm::Error e = Then->beginModule(module, features))
+        return e;
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
+    // The `then` policy sees every query, so a random stream stays in step
+    // with the trajectory the recorded prefix came from.
+    std::optional<bool> own;
+    if (Then) {
+      auto decided = Then->decide(query, extra);
+      if (!decided)
+        return decided.takeError();
+      own = *decided;
+    }
+    size_t step = Next++;
+    if (step < Followed->Recorded.size())
+      return static_cast<bool>(Followed->Recorded[step]);
+    if (own)
+      return *own;
+    return llvm::createStringError("%s", replayLengthMismatch(Module, Followed->Recorded.size(), step + 1).c_str());
+  }
+
+private:
+  std::string Path, Module;
+  TrajectorySet Set;
+  const Trajectory *Followed = nullptr;
+  std::unique_ptr<InProcessPolicy> Then;
+  size_t Next = 0;
+};
+
+InProcessPolicyRegistration Replay("replay",
+                                   "replay:FILE: the decisions recorded for the module in FILE (JSON Lines), then "
+                                   "its `then` policy if it names one",
+                                   [](llvm::StringRef argument) -> llvm::Expected<std::unique_ptr<InProcessPolicy>> {
+                                     if (argument.empty())
+                                       return llvm::createStringError("replay:FILE needs a trajectories file");
+                                     auto set = readTrajectories(argument);
+                                     if (!set)
+                                       return set.takeError();
+                                     return std::make_unique<ReplayDecisions>(argument.str(), std::move(*set));
+                                   });
+
+} // namespace
+} // namespace mlgo

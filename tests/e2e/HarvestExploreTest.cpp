@@ -1,0 +1,181 @@
+// harvest-logs --explore=K: K=0 is the plain harvest byte for byte; every
+// kept trajectory is what a fresh --policy=replay: harvest of its decisions
+// gives (log bytes and native size); exploring is deterministic for a seed;
+// a trajectory that fails is recorded and costs only itself.
+#include "support/HarvestCorpus.h"
+#include "support/TestSupport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+using namespace mlgo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> Modules = {"m1.o", "m2.o", "m3.o", "m4.o"};
+
+std::vector<nlohmann::json> jsonLines(const std::string &path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream text(readFile(path));
+  for (std::string line; std::getline(text, line);)
+    if (!line.empty())
+      lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+void checkSchema(const std::string &schema, const std::string &file, bool lines) {
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") +
+          (lines ? " --lines " : " ") + quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/" + schema) + " " +
+          quote(file));
+}
+
+class HarvestExplore : public InlinerCorpusSuite {
+protected:
+  std::string harvest(const std::string &out, const std::string &flags) {
+    return harvestCommand(corpus(), out, "--num_workers=2 " + flags);
+  }
+
+  // Each module's kept trajectory, replayed afresh in `mode`, gives its log and size.
+  void expectKeptEqualsFreshReplay(const std::string &out, const std::string &mode) {
+    std::string kept = Work / ("kept-" + mode + ".jsonl"), replayed = Work / ("replayed-" + mode);
+    std::string lines;
+    std::map<std::string, nlohmann::json> keptOf;
+    for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+      if (t["kept"]) {
+        EXPECT_FALSE(keptOf.count(t["module"])) << "two kept trajectories of " << t["module"];
+        keptOf[t["module"]] = t;
+        lines += nlohmann::json{{"module", t["module"]}, {"decisions", t["decisions"]}}.dump() + "\n";
+      }
+    ASSERT_EQ(keptOf.size(), Modules.size());
+    writeFile(kept, lines);
+    mustRun(harvest(replayed, "--mode=" + mode + " --policy=replay:" + quote(kept)));
+    auto journal = journalByModule(out), fresh = journalByModule(replayed);
+    for (const std::string &m : Modules) {
+      ASSERT_EQ(fresh[m]["status"], "ok") << m << fresh[m].dump();
+      EXPECT_EQ(fresh[m]["native_size"], keptOf[m]["native_size"]) << m;
+      EXPECT_EQ(journal[m]["native_size"], keptOf[m]["native_size"]) << m << ": the journal describes the kept log";
+      EXPECT_EQ(journal[m]["decisions"], keptOf[m]["decisions"].size()) << m;
+      std::string a = readFile(out + "/logs/" + m + ".log"), b = readFile(replayed + "/logs/" + m + ".log");
+      EXPECT_TRUE(a == b) << m << ": the kept log is not the replay's (" << a.size() << " and " << b.size()
+                          << " bytes)";
+    }
+  }
+
+  TempDir Work;
+};
+
+TEST_F(HarvestExplore, ZeroIsThePlainHarvestByteForByte) {
+  std::string plain = Work / "plain", zero = Work / "zero";
+  mustRun(harvest(plain, "--mode=plugin --policy=random:0.5:2"));
+  mustRun(harvest(zero, "--mode=plugin --policy=random:0.5:2 --explore=0"));
+  EXPECT_EQ(harvestJournalWithoutSeconds(plain), harvestJournalWithoutSeconds(zero));
+  for (const std::string &m : Modules)
+    EXPECT_TRUE(readFile(plain + "/logs/" + m + ".log") == readFile(zero + "/logs/" + m + ".log")) << m;
+  EXPECT_FALSE(fs::exists(zero + "/explore.jsonl"));
+  EXPECT_FALSE(fs::exists(zero + "/explore"));
+  EXPECT_FALSE(harvestSummary(zero).contains("explore"));
+}
+
+TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--mode=plugin --policy=random:0.5:11 --explore=3"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  checkSchema("explore_trajectory.schema.json", out + "/explore.jsonl", true);
+  checkSchema("harvest_summary.schema.json", out + "/summary.json", false);
+  // The chain: base, then three flips, each after the previous one.
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  uint64_t base = 0, kept = 0;
+  size_t improved = 0;
+  for (const std::string &m : Modules) {
+    const auto &ts = byModule[m];
+    ASSERT_EQ(ts.size(), 4u) << m;
+    EXPECT_TRUE(ts[0]["flipped_step"].is_null());
+    uint64_t smallest = ts[0]["native_size"];
+    size_t keptAt = 0;
+    for (size_t i = 1; i < ts.size(); ++i) {
+      ASSERT_EQ(ts[i]["status"], "ok") << ts[i].dump();
+      EXPECT_EQ(ts[i]["flipped_step"], i - 1) << m << ": --explore_order=first flips the next step";
+      // It replays its parent (the previous, all ok here) up to the flip, and flips it.
+      const auto &parent = ts[i - 1]["decisions"], &child = ts[i]["decisions"];
+      for (size_t s = 0; s + 1 < i; ++s)
+        EXPECT_EQ(child[s], parent[s]) << m;
+      EXPECT_NE(child[i - 1], parent[i - 1]) << m;
+      if (ts[i]["native_size"].get<uint64_t>() < smallest)
+        smallest = ts[i]["native_size"], keptAt = i;
+    }
+    for (size_t i = 0; i < ts.size(); ++i)
+      EXPECT_EQ(ts[i]["kept"], i == keptAt) << m << " trajectory " << i << ": the smallest is kept, ties to the base";
+    base += ts[0]["native_size"].get<uint64_t>();
+    kept += smallest;
+    improved += keptAt != 0;
+  }
+  nlohmann::json s = harvestSummary(out)["explore"];
+  EXPECT_EQ(s["base_total_size"], base);
+  EXPECT_EQ(s["kept_total_size"], kept);
+  EXPECT_EQ(s["improved"], improved);
+  // On this corpus some flip wins, so a kept log and journal record are copied in.
+  EXPECT_GT(improved, 0u);
+  EXPECT_EQ(s["explored"], 12);
+  EXPECT_EQ(s["failed"], 0);
+  // Replayed in both modes: the kept logs are what a compile of their decisions logs.
+  expectKeptEqualsFreshReplay(out, "plugin");
+  expectKeptEqualsFreshReplay(out, "interactive");
+}
+
+TEST_F(HarvestExplore, IsDeterministicForASeed) {
+  std::string a = Work / "a", b = Work / "b", c = Work / "c";
+  const std::string flags = "--mode=interactive --policy=random:0.5:11 --explore=2 --explore_order=random:9";
+  mustRun(harvest(a, flags));
+  mustRun(harvest(b, flags));
+  mustRun(harvest(c, "--mode=interactive --policy=random:0.5:11 --explore=2 --explore_order=random:10"));
+  EXPECT_EQ(readFile(a + "/explore.jsonl"), readFile(b + "/explore.jsonl"));
+  EXPECT_NE(readFile(a + "/explore.jsonl"), readFile(c + "/explore.jsonl")) << "the seed chooses the steps";
+  for (const std::string &m : Modules)
+    EXPECT_TRUE(readFile(a + "/logs/" + m + ".log") == readFile(b + "/logs/" + m + ".log")) << m;
+  expectKeptEqualsFreshReplay(a, "interactive");
+}
+
+// m2.o's first exploration fails (its compiler exits 1 once): recorded, and
+// its second exploration chains from the base instead; nothing else moves.
+TEST_F(HarvestExplore, AFailedTrajectoryIsRecordedAndCostsOnlyItself) {
+  std::string marks = Work / "marks";
+  fs::create_directories(marks);
+  std::string opt = writeScript(Work / "opt-failing-once",
+                                "#!/bin/bash\n"
+                                "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*) "
+                                "f=${a#-mlgo-inliner-policy=replay:};; esac; done\n"
+                                "if [ -n \"$f\" ] && grep -q '\"module\":\"m2.o\"' \"$f\" && [ ! -e " +
+                                    quote(marks + "/failed") + " ]; then touch " + quote(marks + "/failed") +
+                                    "; echo 'injected failure' >&2; exit 1; fi\n"
+                                    "exec opt-22 \"$@\"\n");
+  std::string out = Work / "out";
+  CommandResult r = run(
+      harvest(out, "--mode=plugin --explore=2 --opt_path=" + quote(opt) + " --compiler_writable_dir=" + quote(marks)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  const auto &m2 = byModule["m2.o"];
+  ASSERT_EQ(m2.size(), 3u);
+  EXPECT_EQ(m2[1]["status"], "failed") << m2[1].dump();
+  EXPECT_EQ(m2[1]["reason"], "compiler_failed") << m2[1].dump();
+  EXPECT_TRUE(m2[1]["decisions"].is_null());
+  EXPECT_TRUE(m2[1]["native_size"].is_null());
+  EXPECT_FALSE(m2[1]["kept"]);
+  EXPECT_EQ(m2[2]["status"], "ok") << m2[2].dump();
+  EXPECT_EQ(m2[2]["flipped_step"], 1);
+  EXPECT_EQ(m2[2]["decisions"][0], m2[0]["decisions"][0]) << "the failed trajectory is no parent";
+  EXPECT_NE(m2[2]["decisions"][1], m2[0]["decisions"][1]);
+  for (const std::string &m : {"m1.o", "m3.o", "m4.o"})
+    for (const nlohmann::json &t : byModule[m])
+      EXPECT_EQ(t["status"], "ok") << m << t.dump();
+  EXPECT_EQ(harvestSummary(out)["explore"]["failed"], 1);
+  expectKeptEqualsFreshReplay(out, "plugin");
+}
+
+} // namespace

@@ -1,0 +1,81 @@
+// The trajectories file of --policy=replay:FILE: what a line may hold, what
+// stops a run, and when a compile's decision count matches a trajectory.
+#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/harvest/Exploration.h"
+
+#include "support/TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlgo;
+using namespace mlgo::test;
+
+namespace {
+
+std::string parseError(const std::string &line) {
+  std::string module;
+  Trajectory trajectory;
+  llvm::Error e = parseTrajectoryLine(line, "F line 1", module, trajectory);
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+TEST(Trajectory, WrittenLinesReadBack) {
+  TempDir dir;
+  std::string path = dir / "t.jsonl";
+  writeFile(path, trajectoryLine("a/b.o", {true, false, true}) + "\n" + trajectoryLine("c.o", {}, "random:0.5:3"));
+  EXPECT_EQ(trajectoryLine("a/b.o", {true, false}), "{\"module\":\"a/b.o\",\"decisions\":[1,0]}\n");
+  auto set = readTrajectories(path);
+  ASSERT_TRUE(static_cast<bool>(set)) << llvm::toString(set.takeError());
+  ASSERT_EQ(set->size(), 2u);
+  EXPECT_EQ(set->at("a/b.o").Recorded, (DecisionSequence{true, false, true}));
+  EXPECT_EQ(set->at("a/b.o").Then, "");
+  EXPECT_TRUE(set->at("c.o").Recorded.empty());
+  EXPECT_EQ(set->at("c.o").Then, "random:0.5:3");
+}
+
+TEST(Trajectory, MalformedLinesAreErrorsNamingTheLine) {
+  EXPECT_EQ(parseError("[1]"), "F line 1: not a JSON object");
+  EXPECT_EQ(parseError("{\"decisions\":[1]}"), "F line 1: `module` must be a non-empty string");
+  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":1}"), "F line 1: `decisions` must be an array of 0 and 1");
+  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[true]}"),
+            "F line 1: `decisions` of m holds true: each decision must be 0 or 1");
+  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[],\"then\":\"exec:x\"}"),
+            "F line 1: `then` of m must be \"default\" or \"random:P:SEED\"");
+  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[0],\"other\":2}"), "") << "other keys are ignored";
+}
+
+TEST(Trajectory, AModuleListedTwiceIsAnError) {
+  TempDir dir;
+  std::string path = dir / "t.jsonl";
+  writeFile(path, trajectoryLine("m", {true}) + trajectoryLine("m", {false}));
+  auto set = readTrajectories(path);
+  ASSERT_FALSE(static_cast<bool>(set));
+  EXPECT_EQ(llvm::toString(set.takeError()), path + " line 2: module m is listed twice");
+}
+
+TEST(Trajectory, ExactLengthUnlessAThenPolicyContinues) {
+  Trajectory exact{{true, false}, ""}, prefix{{true, false}, "default"};
+  EXPECT_FALSE(replayMismatch("m", exact, 2));
+  EXPECT_TRUE(replayMismatch("m", exact, 1));
+  EXPECT_TRUE(replayMismatch("m", exact, 3));
+  EXPECT_FALSE(replayMismatch("m", prefix, 2));
+  EXPECT_FALSE(replayMismatch("m", prefix, 9));
+  EXPECT_EQ(*replayMismatch("m", prefix, 1),
+            "replay: the recorded trajectory of m has 2 decisions and the compile asked "
+            "for 1 (the module, compiler or options differ from the recorded harvest's)");
+}
+
+TEST(Trajectory, ExploreOrders) {
+  ExploreSettings settings;
+  EXPECT_FALSE(static_cast<bool>(parseExploreOrder("random:17", settings)));
+  EXPECT_EQ(settings.describeOrder(), "random:17");
+  EXPECT_FALSE(static_cast<bool>(parseExploreOrder("first", settings)));
+  EXPECT_EQ(settings.describeOrder(), "first");
+  for (const char *bad : {"uncertain", "random:", "random:x", ""}) {
+    llvm::Error e = parseExploreOrder(bad, settings);
+    EXPECT_TRUE(static_cast<bool>(e)) << bad;
+    llvm::consumeError(std::move(e));
+  }
+}
+
+} // namespace
