@@ -90,6 +90,15 @@ def command_line_screen(out):
     write(out, t, "two-jobs", nul("-O2", "-fno-integrated-as", "-save-temps"))
 
 
+def trajectories(out):
+    t = "trajectories"
+    write(out, t, "plain", '{"module":"a.o","decisions":[1,0,0,1]}\n{"module":"lib/b.o","decisions":[]}\n')
+    write(out, t, "then", '{"module":"a.o","decisions":[0,1],"then":"default"}\n'
+                          '{"module":"c.o","decisions":[1],"then":"random:0.5:7"}\n')
+    write(out, t, "duplicate", '{"module":"a.o","decisions":[1]}\n{"module":"a.o","decisions":[0]}\n')
+    write(out, t, "bad", '{"module":"../x","decisions":[2,"1",true]}\n')
+
+
 def shell_words(out):
     t = "shell_words"
     write(out, t, "quotes", "clang -c 'a b.c' \"x\\\"y\" c\\ d -o out.o")
@@ -367,7 +376,8 @@ def main():
     p.add_argument("--clang", default="clang-22")
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
-    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, shell_words, training_log,
+    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, trajectories,
+                 shell_words, training_log,
                  tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
                  mir2vec_vocab, openke):
         make(a.out)

@@ -40,7 +40,7 @@ python3 "$root/fuzz/make_seeds.py" "$work/seeds"
 
 dict_for() {
   case $1 in
-  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab) echo "$root/fuzz/dict/json.dict" ;;
+  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab | trajectories) echo "$root/fuzz/dict/json.dict" ;;
   linker_params) echo "$root/fuzz/dict/params.dict" ;;
   shell_words) echo "$root/fuzz/dict/shell.dict" ;;
   command_line_screen) echo "$root/fuzz/dict/command_line.dict" ;;
