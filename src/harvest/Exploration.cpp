@@ -13,6 +13,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
 #include <random>
 
 namespace mlgo {
@@ -145,9 +146,13 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       start.Decisions.emplace();
     }
     chain.Trajectories.push_back(std::move(start));
-    chainOf[chain.Name] = chains.size();
     chains.push_back(std::move(chain));
   }
+  // In module order, not the base journal's finishing order: explore.jsonl
+  // and the kept records come out the same for a seed, however the workers ran.
+  std::sort(chains.begin(), chains.end(), [](const ModuleChain &a, const ModuleChain &b) { return a.Name < b.Name; });
+  for (size_t i = 0; i < chains.size(); ++i)
+    chainOf[chains[i].Name] = i;
   result.Modules = chains.size();
   std::string then = pluginPolicy(options.Policy); // "default" or "random:P:SEED", exactly the parsed spec
 
