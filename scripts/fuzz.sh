@@ -16,9 +16,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 which=${1:-all}
 seconds=${2:-60}
 build_dir=${MLGO_FUZZ_BUILD_DIR:-$root/build-sanitize}
-targets=(compile_commands linker_params aquery corpus_description object_sections llvmcmd shell_words training_log
+targets=(compile_commands linker_params aquery corpus_description object_sections llvmcmd command_line_screen shell_words training_log
   tfrecord journal harvest_journal tflite_model baseline_cache decision_sites ir2vec_vocab mir2vec_vocab openke
-  policy_dir bitcode)
+  policy_dir bitcode trajectories)
 if [ "$which" != all ]; then
   printf '%s\n' "${targets[@]}" | grep -qx "$which" || { echo "fuzz: unknown target '$which' (one of: ${targets[*]})" >&2; exit 2; }
   targets=("$which")
