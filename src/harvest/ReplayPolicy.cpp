@@ -18,11 +18,11 @@ public:
 
   llvm::Error beginModule(llvm::StringRef module) override {
     Followed = nullptr;
-    auto it = Set.find(module.str());
-    if (it == Set.end())
-      return llvm::createStringError("replay: %s has no trajectory for module %s", Path.c_str(), module.str().c_str());
+    auto followed = trajectoryOf(Set, Path, module);
+    if (!followed)
+      return followed.takeError();
     Module = module.str();
-    Followed = &it->second;
+    Followed = *followed;
     Next = 0;
     Then.reset();
     if (!Followed->Then.empty()) {

@@ -87,4 +87,13 @@ std::string replayLengthMismatch(llvm::StringRef module, size_t recorded, size_t
          " (the module, compiler or options differ from the recorded harvest's)";
 }
 
+llvm::Expected<const Trajectory *> trajectoryOf(const TrajectorySet &set, llvm::StringRef path,
+                                                llvm::StringRef module) {
+  auto it = set.find(module.str());
+  if (it == set.end())
+    return llvm::createStringError("replay: %s has no trajectory for module %s", path.str().c_str(),
+                                   module.str().c_str());
+  return &it->second;
+}
+
 } // namespace mlgo

@@ -38,6 +38,10 @@ using TrajectorySet = std::map<std::string, Trajectory>;
 /// Reads a trajectories file; an error names the file, the line and what is wrong.
 llvm::Expected<TrajectorySet> readTrajectories(llvm::StringRef path);
 
+/// The trajectory `set` (read from `path`) holds for `module`, or the error
+/// both replay hosts (harvester and plugin) give when it holds none.
+llvm::Expected<const Trajectory *> trajectoryOf(const TrajectorySet &set, llvm::StringRef path, llvm::StringRef module);
+
 /// Parses one line of a trajectories file; `where` ("FILE line N") begins the error.
 llvm::Error parseTrajectoryLine(llvm::StringRef line, llvm::StringRef where, std::string &module,
                                 Trajectory &trajectory);
