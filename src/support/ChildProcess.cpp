@@ -343,6 +343,7 @@ ChildProcess &ChildProcess::operator=(ChildProcess &&other) noexcept {
   std::swap(StdinFd, other.StdinFd);
   std::swap(StdoutFd, other.StdoutFd);
   std::swap(Status, other.Status);
+  GroupKilled.store(other.GroupKilled.exchange(GroupKilled.load()));
   return *this;
 }
 
@@ -370,6 +371,7 @@ std::optional<ExitStatus> ChildProcess::poll() {
   if (r == Pid) {
     Status = decode(status);
     disown(Pid);
+    reapKilledGroup();
   }
   return Status;
 }
@@ -382,7 +384,29 @@ ExitStatus ChildProcess::wait() {
   }
   Status = decode(status);
   disown(Pid);
+  reapKilledGroup();
   return *Status;
+}
+
+void ChildProcess::reapKilledGroup() {
+  if (!GroupKilled.load())
+    return;
+  // The leader is reaped, so its children (killed, or dead before it) have
+  // been handed to us if we are a subreaper; otherwise to init, and there is
+  // nothing of the group to wait for. Bounded: a member stuck in the kernel
+  // is left to reapOrphans() rather than hold a worker.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (true) {
+    int status;
+    pid_t r = ::waitpid(-Pid, &status, WNOHANG);
+    if (r > 0)
+      continue;
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 || std::chrono::steady_clock::now() > until)
+      return; // ECHILD: none of the group is ours any more
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 bool ChildProcess::exitedNoReap(bool block) {
@@ -398,6 +422,7 @@ bool ChildProcess::exitedNoReap(bool block) {
 
 void ChildProcess::killGroup() {
   if (Pid > 0 && !Status) {
+    GroupKilled.store(true);
     ::kill(-Pid, SIGKILL);
     ::kill(Pid, SIGKILL);
   }

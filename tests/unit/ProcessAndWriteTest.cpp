@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -181,6 +182,51 @@ TEST(ChildProcess, NoHandlerOfOursRunsInAStartingChild) {
   ASSERT_TRUE(WIFEXITED(status)) << "the experiment died of signal " << WTERMSIG(status);
   EXPECT_NE(WEXITSTATUS(status), 1) << "our SIGINT handler ran in a child between vfork and exec";
   EXPECT_NE(WEXITSTATUS(status), 2) << "the signals never reached the experiment";
+}
+
+// An exec policy is `sh -c COMMAND`, and dash forks COMMAND. Killed with
+// its group, the command is handed to us (the compile server makes us a
+// subreaper) and once stayed a zombie until the next module ended, five
+// seconds later in CI (HarvestRobustness.PolicyThatStopsReadingIsKilledAtTheDeadline).
+// Run in a forked process, so that only it is a subreaper.
+TEST(ChildProcess, AKilledGroupLeavesNoZombieBehindItsLeader) {
+  pid_t experiment = ::fork();
+  if (experiment == 0) {
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+      ::_exit(3);
+    auto shell = ChildProcess::spawn({{"/bin/sh", "-c", "sleep 1000 1; :"}});
+    if (!shell)
+      ::_exit(4);
+    std::string children =
+        "/proc/" + std::to_string(shell->pid()) + "/task/" + std::to_string(shell->pid()) + "/children";
+    auto until = Clock::now() + std::chrono::seconds(20);
+    while (readFile(children).empty() && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (readFile(children).empty())
+      ::_exit(5); // the shell never started its command
+    shell->killGroup();
+    shell->wait();
+    // Nothing reaps it later in here: a child seen now (of any of our
+    // threads: an adopted one may join another's list) is a leftover.
+    auto anyChild = [] {
+      for (const auto &task : fs::directory_iterator("/proc/self/task"))
+        if (!readFile(task.path() / "children").empty())
+          return true;
+      return false;
+    };
+    for (int i = 0; i < 50; ++i) {
+      if (anyChild())
+        ::_exit(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::_exit(0);
+  }
+  ASSERT_GT(experiment, 0);
+  int status = 0;
+  ASSERT_TRUE(waitForExit(experiment, GenerousDeadline, status));
+  ASSERT_TRUE(WIFEXITED(status)) << "the experiment died of signal " << WTERMSIG(status);
+  EXPECT_NE(WEXITSTATUS(status), 1) << "the shell's killed command stayed our unreaped child";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(ChildProcess, TheEnvironmentOptionReplacesOrAddsVariablesAndConfinementSetsTmpdir) {

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -70,7 +71,10 @@ public:
 
   /// Non-blocking: the status once the child has exited (reaped once).
   std::optional<ExitStatus> poll();
-  /// Blocks until the child exits.
+  /// Blocks until the child exits. After killGroup() it also reaps what of
+  /// the group has become ours (a policy's `sh -c` leaves its command to us
+  /// as the subreaper), so that no killed process lingers as a zombie until
+  /// the next reapOrphans().
   ExitStatus wait();
   /// Whether the child has exited, without reaping it (so its pid and
   /// process group cannot be reused while someone may still signal them).
@@ -80,9 +84,12 @@ public:
   bool running() const { return Pid > 0 && !Status; }
 
 private:
+  void reapKilledGroup();
   pid_t Pid = -1;
   int StdinFd = -1, StdoutFd = -1;
   std::optional<ExitStatus> Status;
+  // Set by killGroup() (also from the watchdog's thread).
+  std::atomic<bool> GroupKilled{false};
 };
 
 /// Reaps exited children of this process that no ChildProcess owns: the
