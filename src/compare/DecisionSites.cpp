@@ -82,6 +82,8 @@ Json DecisionSite::toJson() const {
   j["loc"] = Location ? Json(*Location) : Json();
   j["default"] = Default;
   j["decision"] = Decision;
+  if (HasCostMargin)
+    j["cost_margin"] = CostMargin ? Json(*CostMargin) : Json();
   return j;
 }
 
@@ -89,11 +91,13 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const Json &value, llvm::Strin
   if (!value.is_object())
     return invalid(where.str() + ": not a JSON object (it is " + typeName(value) + ")");
   static const char *const Keys[] = {"caller", "callee", "site", "loc", "default", "decision"};
+  static const char *const Optional = "cost_margin"; // newer than the others
   for (const char *key : Keys)
     if (!value.contains(key))
       return invalid(where.str() + ": key '" + key + "' is missing");
   for (const auto &[key, unused] : value.items())
-    if (std::find_if(std::begin(Keys), std::end(Keys), [&](const char *k) { return key == k; }) == std::end(Keys))
+    if (key != Optional &&
+        std::find_if(std::begin(Keys), std::end(Keys), [&](const char *k) { return key == k; }) == std::end(Keys))
       return invalid(where.str() + ": key '" + key + "' is not a key of a decision site");
   DecisionSite site;
   for (auto [key, out] : {std::pair{"caller", &site.Caller}, std::pair{"callee", &site.Callee}}) {
@@ -116,6 +120,14 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const Json &value, llvm::Strin
     if (!v.is_boolean())
       return invalid(wrongType(where, key, "a boolean", v));
     *out = v.get<bool>();
+  }
+  if (value.contains(Optional)) {
+    const Json &margin = value[Optional];
+    site.HasCostMargin = true;
+    if (margin.is_number_integer())
+      site.CostMargin = margin.get<int64_t>();
+    else if (!margin.is_null())
+      return invalid(wrongType(where, Optional, "an integer or null", margin));
   }
   return site;
 }

@@ -4,6 +4,7 @@
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RandomStream.h"
+#include "mlgo/harvest/StepCertainty.h"
 #include "mlgo/harvest/Trajectory.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/JsonLinesJournal.h"
@@ -14,6 +15,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 namespace mlgo {
@@ -26,6 +28,7 @@ struct Explored {
   unsigned Round = 0;
   std::optional<size_t> FlippedStep;
   std::optional<DecisionSequence> Decisions; // as logged; none when it failed
+  std::vector<double> Certainty;             // per decision, with --explore_order=uncertain
   std::optional<uint64_t> NativeSize;
   std::string Status = "ok", Reason, Detail;
   std::string JournalLine; // its record in its round's journal
@@ -62,6 +65,16 @@ std::optional<size_t> nextStep(const ExploreSettings &settings, const ModuleChai
     return std::nullopt;
   if (settings.How == ExploreSettings::Order::First)
     return from;
+  if (settings.How == ExploreSettings::Order::Uncertain) {
+    // The least sure step after the last flip; the first of equals (ml-compiler-opt
+    // keeps a step only when its gap is strictly smaller).
+    const std::vector<double> &certainty = chain.Trajectories[chain.Newest].Certainty;
+    size_t least = from;
+    for (size_t step = from + 1; step < length; ++step)
+      if (certainty[step] < certainty[least])
+        least = step;
+    return least;
+  }
   std::mt19937_64 rng;
   seedModuleStream(rng, settings.OrderSeed + round, chain.Name);
   return std::uniform_int_distribution<size_t>(from, length - 1)(rng);
@@ -88,13 +101,45 @@ llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, c
   return journal.append(Json::parse(kept.JournalLine));
 }
 
+// Where the base policy's certainty comes from.
+CertaintySource certaintySource(const HarvestOptions &options) {
+  return options.Policy.How == PolicySpec::Kind::TFLite ? CertaintySource::Logits : CertaintySource::CostMargin;
+}
+
+// Reads a successful trajectory's certainty when the order needs it; false
+// (with `why`) when it cannot be read.
+bool loadCertainty(const ExploreSettings &settings, const HarvestOptions &options, const std::string &dir,
+                   const std::string &module, Explored &trajectory, std::string &why) {
+  if (settings.How != ExploreSettings::Order::Uncertain)
+    return true;
+  auto certainty = stepCertainty(certaintySource(options), dir, module, trajectory.Decisions->size());
+  if (!certainty) {
+    why = llvm::toString(certainty.takeError());
+    return false;
+  }
+  trajectory.Certainty = std::move(*certainty);
+  return true;
+}
+
 } // namespace
 
 std::string ExploreSettings::describeOrder() const {
-  return How == Order::First ? "first" : "random:" + std::to_string(OrderSeed);
+  switch (How) {
+  case Order::Uncertain:
+    return "uncertain";
+  case Order::First:
+    return "first";
+  case Order::Random:
+    return "random:" + std::to_string(OrderSeed);
+  }
+  return "";
 }
 
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
+  if (text == "uncertain") {
+    settings.How = ExploreSettings::Order::Uncertain;
+    return llvm::Error::success();
+  }
   if (text == "first") {
     settings.How = ExploreSettings::Order::First;
     return llvm::Error::success();
@@ -103,19 +148,35 @@ llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
     settings.How = ExploreSettings::Order::Random;
     return llvm::Error::success();
   }
-  return llvm::createStringError("--explore_order must be first or random:SEED, not '%s'", text.str().c_str());
+  return llvm::createStringError("--explore_order must be uncertain, first or random:SEED, not '%s'",
+                                 text.str().c_str());
 }
 
-std::string explorationUnsupported(const HarvestOptions &options) {
+std::string explorationUnsupported(const HarvestOptions &options, const ExploreSettings &settings) {
   if (options.Decisions != Problem::Inliner)
     return "only the inliner's decisions are explored";
-  if (options.Policy.How != PolicySpec::Kind::Default && options.Policy.How != PolicySpec::Kind::Random)
-    return "the base policy must be default or random:P[:SEED] (a trajectory follows it after its flip)";
+  PolicySpec::Kind base = options.Policy.How;
+  if (base != PolicySpec::Kind::Default && base != PolicySpec::Kind::Random && base != PolicySpec::Kind::TFLite)
+    return "the base policy must be default, random:P[:SEED] or tflite:DIR (a trajectory follows it after its flip)";
   if (options.Mode == AdvisorMode::Development)
     return "explored trajectories are replayed by the harvester or the plugin: use --mode=plugin or interactive";
   if (options.Link.requested())
     return "--link is not supported with --explore yet";
+  if (settings.How == ExploreSettings::Order::Uncertain) {
+    if (base == PolicySpec::Kind::Random)
+      return "--explore_order=uncertain (the default) needs the base policy's certainty, and random:P has none: "
+             "give --explore_order=first or random:SEED";
+    if (base == PolicySpec::Kind::Default && options.Mode != AdvisorMode::Plugin)
+      return "--explore_order=uncertain (the default) reads the default heuristic's certainty (its inline cost "
+             "against the threshold), which only the plugin reports: use --mode=plugin, or --explore_order=first "
+             "or random:SEED";
+  }
   return "";
+}
+
+void prepareBaseHarvest(HarvestOptions &options, const ExploreSettings &settings) {
+  if (settings.How == ExploreSettings::Order::Uncertain && certaintySource(options) == CertaintySource::CostMargin)
+    options.DecisionSites = true;
 }
 
 llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings) {
@@ -145,6 +206,9 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     } else {
       start.Decisions.emplace();
     }
+    std::string why;
+    if (!loadCertainty(settings, options, options.OutputDir, record.Module, start, why))
+      return llvm::createStringError("the base trajectory of %s: %s", record.Module.c_str(), why.c_str());
     chain.Trajectories.push_back(std::move(start));
     chains.push_back(std::move(chain));
   }
@@ -190,6 +254,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.OutputDir = dir;
     round_.Policy.How = PolicySpec::Kind::Replay;
     round_.Policy.ReplayFile = file;
+    // The only model a round's `then` may name (and its compiles may read).
+    round_.Policy.ModelDir = options.Policy.How == PolicySpec::Kind::TFLite ? then.substr(strlen("tflite:")) : "";
     round_.Selection.Only = members;
     round_.Selection.SamplingRate = 1.0; // the members are already the base's sample and shard
     round_.Selection.ShardIndex = 0;
@@ -231,6 +297,16 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
         } else {
           explored.Decisions = std::move(*decisions);
           explored.NativeSize = record.NativeSize;
+          // Without its certainty it cannot be chained from: it still
+          // counts (its size is measured), but is recorded as failed.
+          std::string why;
+          if (!loadCertainty(settings, options, dir, record.Module, explored, why)) {
+            explored.Status = "failed";
+            explored.Reason = "no_certainty";
+            explored.Detail = why;
+            explored.Decisions.reset();
+            explored.NativeSize.reset();
+          }
         }
       }
       result.Explored++;

@@ -680,7 +680,7 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);
   case PolicySpec::Kind::Replay:
-    return makeReplayPolicy(options.Policy.ReplayFile);
+    return makeReplayPolicy(options.Policy.ReplayFile, options.Policy.ModelDir);
   case PolicySpec::Kind::Exec:
     return makeExecPolicy(options.Policy.Command, stderrPath);
   default:

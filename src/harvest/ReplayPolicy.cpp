@@ -14,7 +14,8 @@ namespace {
 
 class ReplayPolicy : public Policy {
 public:
-  ReplayPolicy(std::string path, TrajectorySet set) : Path(std::move(path)), Set(std::move(set)) {}
+  ReplayPolicy(std::string path, TrajectorySet set, std::string thenModel)
+      : Path(std::move(path)), Set(std::move(set)), ThenModel(std::move(thenModel)) {}
 
   llvm::Error beginModule(llvm::StringRef module) override {
     Followed = nullptr;
@@ -26,7 +27,7 @@ public:
     Next = 0;
     Then.reset();
     if (!Followed->Then.empty()) {
-      auto then = thenPolicy(Followed->Then);
+      auto then = thenPolicy(Followed->Then, ThenModel);
       if (!then)
         return then.takeError();
       Then = std::move(*then);
@@ -75,6 +76,13 @@ public:
     return "replay:" + file.str().str();
   }
 
+  // What the `then` policy logs (a model's logits) is logged through the
+  // recorded prefix too: it is asked at every step.
+  std::vector<TensorSpec> loggedOutputs() const override {
+    return Then ? Then->loggedOutputs() : std::vector<TensorSpec>();
+  }
+  llvm::StringRef loggedOutputBytes() const override { return Then ? Then->loggedOutputBytes() : llvm::StringRef(); }
+
   llvm::Error endModule(size_t decisions) override {
     if (std::optional<std::string> why = replayMismatch(Module, *Followed, decisions))
       return llvm::createStringError("%s", why->c_str());
@@ -83,7 +91,9 @@ public:
 
 private:
   // The policies a trajectory may follow after its recorded prefix.
-  static llvm::Expected<std::unique_ptr<Policy>> thenPolicy(const std::string &text) {
+  // A model only when it is the one the run was given (the file is data:
+  // it does not choose what we read).
+  static llvm::Expected<std::unique_ptr<Policy>> thenPolicy(const std::string &text, const std::string &model) {
     auto spec = parsePolicy(text);
     if (!spec)
       return spec.takeError();
@@ -91,12 +101,18 @@ private:
       return makeDefaultPolicy();
     if (spec->How == PolicySpec::Kind::Random)
       return makeRandomPolicy(spec->Probability, spec->Seed);
-    return llvm::createStringError("replay: a trajectory can only continue with default or random:P:SEED, not %s",
-                                   text.c_str());
+    if (spec->How == PolicySpec::Kind::TFLite) {
+      if (model.empty() || spec->ModelDir != model)
+        return llvm::createStringError("replay: `then` names %s, a model this run was not given", text.c_str());
+      return makeTFLitePolicy(spec->ModelDir, Problem::Inliner);
+    }
+    return llvm::createStringError(
+        "replay: a trajectory can only continue with default, random:P:SEED or tflite:DIR, not %s", text.c_str());
   }
 
   std::string Path, Module;
   TrajectorySet Set;
+  std::string ThenModel; // the tflite: directory a `then` may name ("" : none)
   const Trajectory *Followed = nullptr;
   std::unique_ptr<Policy> Then;
   size_t Next = 0;
@@ -104,11 +120,11 @@ private:
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path) {
+llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const std::string &thenModel) {
   auto set = readTrajectories(path);
   if (!set)
     return set.takeError();
-  return std::make_unique<ReplayPolicy>(path, std::move(*set));
+  return std::make_unique<ReplayPolicy>(path, std::move(*set), thenModel);
 }
 
 } // namespace mlgo

@@ -31,8 +31,9 @@ llvm::Error parseTrajectoryLine(llvm::StringRef line, llvm::StringRef where, std
   }
   trajectory.Then.clear();
   if (auto then = value.find("then"); then != value.end()) {
-    if (!then->is_string() || (*then != "default" && !then->get_ref<const std::string &>().starts_with("random:")))
-      return fail("`then` of " + module + " must be \"default\" or \"random:P:SEED\"");
+    if (!then->is_string() || (*then != "default" && !then->get_ref<const std::string &>().starts_with("random:") &&
+                               !then->get_ref<const std::string &>().starts_with("tflite:")))
+      return fail("`then` of " + module + " must be \"default\", \"random:P:SEED\" or \"tflite:DIR\"");
     trajectory.Then = then->get<std::string>();
   }
   return llvm::Error::success();

@@ -139,6 +139,9 @@ public:
       FeatureBytes.push_back(spec.byteSize());
   }
 
+  // The default heuristic's margin at the site it was just asked about.
+  void noteCostMargin(std::optional<int> margin) { PendingMargin = margin; }
+
   // The call site the next decision is about (provenance, -mlgo-inliner-sites).
   void aboutToDecide(const CallBase &CB) {
     if (SitesPath.empty())
@@ -220,6 +223,8 @@ private:
       out.attribute("loc", Pending.Location.empty() ? json::Value(nullptr) : json::Value(text(Pending.Location)));
       out.attribute("default", defaultDecision);
       out.attribute("decision", decision);
+      out.attribute("cost_margin",
+                    PendingMargin ? json::Value(static_cast<int64_t>(*PendingMargin)) : json::Value(nullptr));
     });
     *Sites << '\n';
   }
@@ -265,6 +270,7 @@ private:
   std::string LogPath, SitesPath;
   std::unique_ptr<raw_fd_ostream> Stream, Sites;
   Site Pending;
+  std::optional<int> PendingMargin;
   std::map<std::pair<std::string, std::string>, uint64_t> SiteCounts;
   std::unique_ptr<mlgo::TrainingLogWriter> Writer;
 };
@@ -303,7 +309,11 @@ ModuleAnalysisManager *TheMAM = nullptr;
 // LLVM's default decision for a call site, computed as InlineAdvisor.cpp's
 // getDefaultInlineAdvice does (that function is static there); this is
 // what -inliner-interactive-include-default sends as inlining_default.
-bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParams &Params) {
+// `margin` gets the heuristic's threshold minus its cost at CB (positive:
+// inline, before deferral), or nullopt when the cost is not variable
+// (always or never inline): how sure the heuristic was, which
+// harvest-logs --explore_order=uncertain flips first where it is smallest.
+bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParams &Params, std::optional<int> &margin) {
   Function &Caller = *CB.getCaller();
   ProfileSummaryInfo *PSI =
       FAM.getResult<ModuleAnalysisManagerFunctionProxy>(Caller).getCachedResult<ProfileSummaryAnalysis>(
@@ -317,10 +327,20 @@ bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParam
   };
   Function &Callee = *CB.getCalledFunction();
   auto &CalleeTTI = FAM.getResult<TargetIRAnalysis>(Callee);
+  margin.reset();
+  bool measured = false;
   auto GetInlineCost = [&](CallBase &Call) {
     bool RemarksEnabled = Callee.getContext().getDiagHandlerPtr()->isMissedOptRemarkEnabled("inline");
-    return getInlineCost(Call, Params, CalleeTTI, GetAssumptionCache, GetTLI, GetBFI, PSI,
-                         RemarksEnabled ? &ORE : nullptr, GetEphValuesCache);
+    InlineCost cost = getInlineCost(Call, Params, CalleeTTI, GetAssumptionCache, GetTLI, GetBFI, PSI,
+                                    RemarksEnabled ? &ORE : nullptr, GetEphValuesCache);
+    // shouldInline asks for CB's cost first (deferral then asks about the
+    // caller's callers): the margin costs no second analysis.
+    if (&Call == &CB && !measured) {
+      measured = true;
+      if (cost.isVariable())
+        margin = cost.getThreshold() - cost.getCost();
+    }
+    return cost;
   };
   static cl::opt<bool> *Deferral = static_cast<cl::opt<bool> *>(cl::getRegisteredOptions().lookup("inline-deferral"));
   bool deferral = Params.EnableDeferral.value_or(Deferral && *Deferral);
@@ -336,7 +356,12 @@ public:
               Session::get().beginAdvisor(M, features);
               return std::make_unique<InProcessModelRunner>(M.getContext(), features);
             },
-            [&FAM, Params](CallBase &CB) { return defaultAdvice(CB, FAM, Params); }) {}
+            [&FAM, Params](CallBase &CB) {
+              std::optional<int> margin;
+              bool advice = defaultAdvice(CB, FAM, Params, margin);
+              Session::get().noteCostMargin(margin);
+              return advice;
+            }) {}
   ~InProcessInlineAdvisor() override { Session::get().flush(); }
 
 protected:

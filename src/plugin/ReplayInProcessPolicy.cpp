@@ -31,6 +31,12 @@ public:
     return llvm::Error::success();
   }
 
+  // What the `then` policy logs (a model's logits), through the recorded
+  // prefix too: it is asked at every step.
+  std::vector<TensorSpec> extraOutputs() const override {
+    return Then ? Then->extraOutputs() : std::vector<TensorSpec>();
+  }
+
   llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
     // The `then` policy sees every query, so a random stream stays in step
     // with the trajectory the recorded prefix came from.

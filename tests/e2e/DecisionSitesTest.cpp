@@ -97,7 +97,12 @@ TEST_F(DecisionSites, OneSitePerObservationInLogOrderNamingRealFunctions) {
     std::map<std::pair<std::string, std::string>, int64_t> ordinals;
     for (size_t i = 0; i < records.size(); ++i) {
       const nlohmann::json &site = records[i];
-      ASSERT_EQ(site.size(), 6u) << site.dump();
+      ASSERT_EQ(site.size(), 7u) << site.dump();
+      // Not below the threshold: the heuristic did not inline (deferral
+      // only turns a yes into a no).
+      ASSERT_TRUE(site["cost_margin"].is_null() || site["cost_margin"].is_number_integer()) << site.dump();
+      if (site["cost_margin"].is_number_integer() && site["cost_margin"].get<int64_t>() <= 0)
+        EXPECT_FALSE(site["default"].get<bool>()) << site.dump();
       EXPECT_EQ(site["default"].get<bool>(), observations[i]["inlining_default"] != 0) << i;
       EXPECT_EQ(site["decision"].get<bool>(), observations[i]["inlining_decision"] != 0) << i;
       std::string caller = site["caller"], callee = site["callee"];

@@ -3,12 +3,16 @@
 // gives (log bytes and native size); exploring is deterministic for a seed;
 // a trajectory that fails is recorded and costs only itself.
 #include "support/HarvestCorpus.h"
+#include "support/LogReading.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <sstream>
 
 using namespace mlgo::test;
@@ -88,7 +92,7 @@ TEST_F(HarvestExplore, ZeroIsThePlainHarvestByteForByte) {
 
 TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--mode=plugin --policy=random:0.5:11 --explore=3"));
+  CommandResult r = run(harvest(out, "--mode=plugin --policy=random:0.5:11 --explore=3 --explore_order=first"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   checkSchema("explore_trajectory.schema.json", out + "/explore.jsonl", true);
   checkSchema("harvest_summary.schema.json", out + "/summary.json", false);
@@ -161,8 +165,8 @@ TEST_F(HarvestExplore, AFailedTrajectoryIsRecordedAndCostsOnlyItself) {
                                     "; echo 'injected failure' >&2; exit 1; fi\n"
                                     "exec opt-22 \"$@\"\n");
   std::string out = Work / "out";
-  CommandResult r = run(
-      harvest(out, "--mode=plugin --explore=2 --opt_path=" + quote(opt) + " --compiler_writable_dir=" + quote(marks)));
+  CommandResult r = run(harvest(out, "--mode=plugin --explore=2 --explore_order=first --opt_path=" + quote(opt) +
+                                         " --compiler_writable_dir=" + quote(marks)));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   std::map<std::string, std::vector<nlohmann::json>> byModule;
   for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
@@ -183,6 +187,127 @@ TEST_F(HarvestExplore, AFailedTrajectoryIsRecordedAndCostsOnlyItself) {
       EXPECT_EQ(t["status"], "ok") << m << t.dump();
   EXPECT_EQ(harvestSummary(out)["explore"]["failed"], 1);
   expectKeptEqualsFreshReplay(out, "plugin");
+}
+
+// How sure the policy was at each step: |cost_margin| of a sites file
+// (null: certain), or |yes - no| of a log's inlining_logits.
+std::vector<double> marginCertainty(const std::string &sites) {
+  std::vector<double> certainty;
+  for (const nlohmann::json &site : jsonLines(sites))
+    certainty.push_back(site["cost_margin"].is_null() ? std::numeric_limits<double>::infinity()
+                                                      : std::fabs(site["cost_margin"].get<double>()));
+  return certainty;
+}
+std::vector<double> logitCertainty(const std::string &log) {
+  std::vector<double> certainty;
+  for (const LoggedObservation &o : readObservations(log)) {
+    const std::vector<double> &logits = o.Features.at("inlining_logits");
+    certainty.push_back(std::fabs(logits.at(1) - logits.at(0)));
+  }
+  return certainty;
+}
+// The first least sure step from `from` on.
+size_t leastSure(const std::vector<double> &certainty, size_t from) {
+  size_t least = from;
+  for (size_t s = from + 1; s < certainty.size(); ++s)
+    if (certainty[s] < certainty[least])
+      least = s;
+  return least;
+}
+
+// Each exploration flips the step its parent's policy was least sure of,
+// after the previous flip; `certaintyOf(dir, module)` reads a trajectory's
+// certainty from the harvest it was taken in (the base's from `base`).
+void expectUncertainChain(
+    const std::string &out, const std::string &base,
+    const std::function<std::vector<double>(const std::string &, const std::string &)> &certaintyOf) {
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  size_t explored = 0;
+  for (const std::string &m : Modules) {
+    const auto &ts = byModule[m];
+    ASSERT_FALSE(ts.empty()) << m;
+    for (size_t i = 1; i < ts.size(); ++i) {
+      ASSERT_EQ(ts[i]["status"], "ok") << ts[i].dump();
+      std::string parentDir = i == 1 ? base : out + "/explore/round-" + std::to_string(i - 1);
+      std::vector<double> certainty = certaintyOf(parentDir, m);
+      ASSERT_EQ(certainty.size(), ts[i - 1]["decisions"].size()) << m << " trajectory " << i - 1;
+      size_t from = i == 1 ? 0 : ts[i - 1]["flipped_step"].get<size_t>() + 1;
+      EXPECT_EQ(ts[i]["flipped_step"], leastSure(certainty, from)) << m << " trajectory " << i;
+      ++explored;
+    }
+  }
+  EXPECT_GT(explored, 0u);
+}
+
+// The default heuristic's certainty is its threshold minus its inline cost,
+// which the plugin reports in the sites files; the default order flips the
+// smallest |margin| first.
+TEST_F(HarvestExplore, UncertainFlipsWhereTheDefaultHeuristicWasLeastSure) {
+  std::string out = Work / "out", sites = Work / "sites";
+  CommandResult r = run(harvest(out, "--mode=plugin --explore=3"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["explore"]["order"], "uncertain");
+  // The base harvest's sites, as a plain harvest writes them (the base's own
+  // are replaced by the kept trajectory's where a flip won).
+  mustRun(harvest(sites, "--mode=plugin --decision_sites"));
+  size_t margins = 0;
+  for (const std::string &m : Modules) {
+    checkSchema("decision_sites.schema.json", sites + "/logs/" + m + ".sites.jsonl", true);
+    for (const nlohmann::json &site : jsonLines(sites + "/logs/" + m + ".sites.jsonl")) {
+      if (site["cost_margin"].is_null())
+        continue;
+      ++margins;
+      // Not below the threshold: never inlined (deferral only turns a yes into a no).
+      if (site["cost_margin"].get<int64_t>() <= 0)
+        EXPECT_FALSE(site["default"]) << m << site.dump();
+    }
+  }
+  EXPECT_GT(margins, 0u);
+  expectUncertainChain(out, sites, [](const std::string &dir, const std::string &m) {
+    return marginCertainty(dir + "/logs/" + m + ".sites.jsonl");
+  });
+  expectKeptEqualsFreshReplay(out, "plugin");
+}
+
+// A tflite: base policy's certainty is the gap between its logits; its
+// explorations continue with the model, in both hosts.
+TEST_F(HarvestExplore, UncertainFollowsATFLitePolicysLogits) {
+  std::string features = Work / "features.json", model = Work / "model", plain = Work / "plain";
+  mustRun(harvest(plain, "--mode=plugin"));
+  auto first = readObservations(plain + "/logs/m1.o.log");
+  ASSERT_FALSE(first.empty());
+  // The compiler's features as a log header lists them, for the model writer.
+  nlohmann::json header;
+  header["features"] = nlohmann::json::array();
+  for (const auto &[name, values] : first[0].Features)
+    if (name != "inlining_decision")
+      header["features"].push_back({{"name", name}, {"type", "int64_t"}, {"shape", {1}}});
+  writeFile(features, header.dump());
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/tflite_models.py") + " inliner " +
+          quote(features) + " " + quote(model) + " --seed 3");
+  for (const std::string mode : {"plugin", "interactive"}) {
+    std::string out = Work / ("out-" + mode);
+    CommandResult r = run(harvest(out, "--mode=" + mode + " --policy=tflite:" + quote(model) + " --explore=2"));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    // The base harvest's logs, as a plain harvest with the model writes them.
+    std::string base = Work / ("base-" + mode);
+    mustRun(harvest(base, "--mode=" + mode + " --policy=tflite:" + quote(model)));
+    expectUncertainChain(out, base, [](const std::string &dir, const std::string &m) {
+      return logitCertainty(dir + "/logs/" + m + ".log");
+    });
+  }
+}
+
+TEST_F(HarvestExplore, UncertainRefusesAPolicyWithoutCertainty) {
+  CommandResult random = run(harvest(Work / "r", "--mode=plugin --policy=random:0.5:1 --explore=2"));
+  EXPECT_EQ(random.ExitCode, 2);
+  EXPECT_NE(random.Err.find("random:P has none"), std::string::npos) << random.Err;
+  CommandResult interactive = run(harvest(Work / "i", "--mode=interactive --explore=2"));
+  EXPECT_EQ(interactive.ExitCode, 2);
+  EXPECT_NE(interactive.Err.find("only the plugin reports"), std::string::npos) << interactive.Err;
+  EXPECT_FALSE(fs::exists(Work / "r/harvest.jsonl"));
 }
 
 } // namespace

@@ -76,7 +76,7 @@ TEST_F(ReplayPolicy, MissingModuleAndWrongLengthsFailOnlyThoseModules) {
       nlohmann::json j = nlohmann::json::parse(line);
       lines[j["module"]] = j;
     }
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), 4u) << "a module failed in the recorded harvest: " << readFile(recorded + "/harvest.jsonl");
   lines["m2.o"]["decisions"].erase(lines["m2.o"]["decisions"].size() - 1);
   lines["m3.o"]["decisions"].push_back(1);
   std::string edited = Work / "edited.jsonl";
@@ -120,6 +120,21 @@ TEST_F(ReplayPolicy, AMalformedTrajectoriesFileStopsTheRunBeforeAnyCompile) {
   EXPECT_NE(r.ExitCode, 0);
   EXPECT_NE(r.Err.find(bad + " line 1: `decisions` of m1.o holds 2: each decision must be 0 or 1"), std::string::npos)
       << r.Err;
+}
+
+// A trajectories file is data: its `then` cannot make the harvester read a
+// model it was not given (an exploration passes its own base model).
+TEST_F(ReplayPolicy, AThenModelTheRunWasNotGivenIsRefused) {
+  std::string file = Work / "then.jsonl";
+  writeFile(file,
+            "{\"module\":\"m1.o\",\"decisions\":[],\"then\":\"tflite:" + std::string(Work / "elsewhere") + "\"}\n");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--mode=interactive --modules_filter='m1' --policy=replay:" + quote(file)));
+  auto j = journalByModule(out);
+  ASSERT_TRUE(j.count("m1.o")) << r.Err;
+  EXPECT_EQ(j["m1.o"]["reason"], "policy_error") << j["m1.o"].dump();
+  EXPECT_NE(j["m1.o"]["detail"].get<std::string>().find("a model this run was not given"), std::string::npos)
+      << j["m1.o"].dump();
 }
 
 } // namespace

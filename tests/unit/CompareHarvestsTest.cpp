@@ -235,6 +235,26 @@ TEST(DecisionSites, ReadsEveryFieldInFileOrder) {
   EXPECT_EQ((*sites)[1].toJson(), noLoc);
 }
 
+// cost_margin is newer than the other keys: present (a number or null) or
+// absent, and written back as read.
+TEST(DecisionSites, TheCostMarginIsOptional) {
+  TempDir tmp;
+  Json margin = site("main", "helper", 0, true), certain = site("main", "helper", 1, true);
+  margin["cost_margin"] = -12;
+  certain["cost_margin"] = nullptr;
+  writeFile(tmp / "s.jsonl", sitesText({margin, certain, site("f", "g", 0, true)}));
+  auto sites = readDecisionSites(tmp / "s.jsonl");
+  ASSERT_TRUE(bool(sites)) << llvm::toString(sites.takeError());
+  ASSERT_EQ(sites->size(), 3u);
+  EXPECT_EQ((*sites)[0].CostMargin, -12);
+  EXPECT_TRUE((*sites)[1].HasCostMargin);
+  EXPECT_EQ((*sites)[1].CostMargin, std::nullopt);
+  EXPECT_FALSE((*sites)[2].HasCostMargin);
+  EXPECT_EQ((*sites)[0].toJson(), margin);
+  EXPECT_EQ((*sites)[1].toJson(), certain);
+  EXPECT_EQ((*sites)[2].toJson(), site("f", "g", 0, true));
+}
+
 TEST(DecisionSites, HostileLinesAreErrorsNamingFileLineAndKey) {
   std::string good = site("main", "helper", 0, true).dump() + "\n";
   auto with = [&](const char *key, Json value) {
@@ -256,6 +276,10 @@ TEST(DecisionSites, HostileLinesAreErrorsNamingFileLineAndKey) {
   EXPECT_NE(sitesError(with("default", 1)).find("key 'default' is not a boolean"), std::string::npos);
   EXPECT_NE(sitesError(with("decision", "true")).find("key 'decision' is not a boolean"), std::string::npos);
   EXPECT_NE(sitesError(with("extra", 1)).find("line 2: key 'extra' is not a key of a decision site"),
+            std::string::npos);
+  EXPECT_NE(sitesError(with("cost_margin", "5")).find("line 2: key 'cost_margin' is not an integer or null"),
+            std::string::npos);
+  EXPECT_NE(sitesError(with("cost_margin", 2.5)).find("key 'cost_margin' is not an integer or null"),
             std::string::npos);
   Json missing = site("main", "helper", 1, true);
   missing.erase("decision");

@@ -40,7 +40,7 @@ TEST(Trajectory, MalformedLinesAreErrorsNamingTheLine) {
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[true]}"),
             "F line 1: `decisions` of m holds true: each decision must be 0 or 1");
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[],\"then\":\"exec:x\"}"),
-            "F line 1: `then` of m must be \"default\" or \"random:P:SEED\"");
+            "F line 1: `then` of m must be \"default\", \"random:P:SEED\" or \"tflite:DIR\"");
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[0],\"other\":2}"), "") << "other keys are ignored";
 }
 
@@ -71,7 +71,10 @@ TEST(Trajectory, ExploreOrders) {
   EXPECT_EQ(settings.describeOrder(), "random:17");
   EXPECT_FALSE(static_cast<bool>(parseExploreOrder("first", settings)));
   EXPECT_EQ(settings.describeOrder(), "first");
-  for (const char *bad : {"uncertain", "random:", "random:x", ""}) {
+  EXPECT_FALSE(static_cast<bool>(parseExploreOrder("uncertain", settings)));
+  EXPECT_EQ(settings.describeOrder(), "uncertain");
+  EXPECT_EQ(ExploreSettings().describeOrder(), "uncertain") << "the default order";
+  for (const char *bad : {"Uncertain", "random:", "random:x", ""}) {
     llvm::Error e = parseExploreOrder(bad, settings);
     EXPECT_TRUE(static_cast<bool>(e)) << bad;
     llvm::consumeError(std::move(e));

@@ -218,16 +218,20 @@ int main(int argc, char **argv) {
                "(caller, callee, site ordinal, debug location, default and policy decision; one record per "
                "observation, in log order). The log itself is unchanged. Other modes write none and say why.");
   unsigned explore = 0;
-  std::string exploreOrder = "first";
+  std::string exploreOrder = "uncertain";
   app.add_option("--explore", explore,
-                 "Inliner: after each module's base trajectory (the --policy, default or random:P:SEED), up to K more, "
+                 "Inliner: after each module's base trajectory (the --policy: default, random:P:SEED or tflite:DIR), "
+                 "up to K more, "
                  "each replaying the newest one up to a step, flipping it and following the base policy afterwards; "
                  "the smallest native size is kept in logs/<module>.log (ties go to the base). OUT/explore.jsonl lists "
                  "every trajectory, summary.json's explore the totals; each round is a replay harvest in "
                  "OUT/explore/round-<r>/. 0: the plain harvest.")
       ->capture_default_str();
   app.add_option("--explore_order", exploreOrder,
-                 "Which step an exploration flips, after the previous flip: first (the next one) or random:SEED "
+                 "Which step an exploration flips, after the previous flip: uncertain (the one the base policy was "
+                 "least sure of: for the default heuristic the smallest |threshold - inline cost|, which the plugin "
+                 "reports, so --mode=plugin, and the base harvest writes sites files; for a tflite: policy the "
+                 "smallest |yes - no| of its logged inlining_logits), first (the next one) or random:SEED "
                  "(uniformly drawn, seeded per module and round).")
       ->capture_default_str();
   std::string ir2vecVocab, ir2vecKind;
@@ -443,7 +447,7 @@ int main(int argc, char **argv) {
       log::error(llvm::toString(std::move(e)));
       return 2;
     }
-    if (std::string why = explorationUnsupported(o); !why.empty()) {
+    if (std::string why = explorationUnsupported(o, exploration); !why.empty()) {
       log::error("--explore: " + why);
       return 2;
     }
@@ -458,6 +462,7 @@ int main(int argc, char **argv) {
       log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");
       return 2;
     }
+    prepareBaseHarvest(o, exploration);
   }
 
   auto summary = runHarvest(o);

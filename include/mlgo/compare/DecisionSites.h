@@ -28,6 +28,10 @@ struct DecisionSite {
   std::optional<std::string> Location; // "file:line:col"; none without debug info
   bool Default = false;                // the default heuristic's decision
   bool Decision = false;               // the policy's decision
+  /// The default heuristic's threshold minus its inline cost (plugin mode);
+  /// none when the cost was not variable or the file predates the key.
+  std::optional<int64_t> CostMargin;
+  bool HasCostMargin = false; // the key was present (written back as read)
 
   auto key() const { return std::tie(Caller, Callee, Site); }
   nlohmann::ordered_json toJson() const;

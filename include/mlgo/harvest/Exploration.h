@@ -20,17 +20,25 @@ namespace mlgo {
 
 struct ExploreSettings {
   unsigned Trajectories = 0; // K: explored trajectories per module, at most
-  enum class Order { First, Random } How = Order::First;
+  /// Uncertain: the step the base policy was least sure of (StepCertainty.h);
+  /// First: the next one; Random: uniformly drawn.
+  enum class Order { Uncertain, First, Random } How = Order::Uncertain;
   uint64_t OrderSeed = 0; // random:SEED
   std::string describeOrder() const;
 };
 
-/// "first" or "random:SEED".
+/// "uncertain", "first" or "random:SEED".
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings);
 
-/// Why `options` cannot be explored ("" when they can): the inliner, a
-/// default or random:P:SEED base policy, no --link.
-std::string explorationUnsupported(const HarvestOptions &options);
+/// Why `options` cannot be explored as `settings` say ("" when they can):
+/// the inliner, a default, random:P:SEED or tflite: base policy, no --link;
+/// uncertain needs the base policy's certainty (the default heuristic's in
+/// plugin mode, or a tflite: policy's logits).
+std::string explorationUnsupported(const HarvestOptions &options, const ExploreSettings &settings);
+
+/// What the base harvest must also write for `settings`: the sites files
+/// (cost_margin) when the default heuristic's certainty orders the steps.
+void prepareBaseHarvest(HarvestOptions &options, const ExploreSettings &settings);
 
 struct ExploreResult {
   size_t Modules = 0, Explored = 0, FailedTrajectories = 0, Improved = 0;

@@ -27,7 +27,7 @@ struct PolicySpec {
   double Probability = 0.5;
   uint64_t Seed = 0;
   std::string Command;    // exec: run with /bin/sh -c
-  std::string ModelDir;   // model: and tflite:
+  std::string ModelDir;   // model: and tflite:; replay: the tflite: model a `then` may name
   std::string InProcess;  // NAME[:ARG], decided inside the compiler (plugin mode)
   std::string ReplayFile; // replay: the trajectories (Trajectory.h)
   std::string describe() const;
@@ -86,8 +86,9 @@ std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPa
 /// answer `problem`'s decisions.
 /// replay:FILE: each module's decisions as recorded in FILE (Trajectory.h);
 /// a module missing from FILE, or a compile asking for more or fewer
-/// decisions than recorded, fails that module.
-llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path);
+/// decisions than recorded, fails that module. A trajectory may continue
+/// with tflite:DIR only when DIR is `thenModel` (what the run was given).
+llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const std::string &thenModel = "");
 llvm::Expected<std::unique_ptr<Policy>> makeTFLitePolicy(const std::string &dir, Problem problem);
 
 } // namespace mlgo
