@@ -159,9 +159,16 @@ py::list readTFRecord(const std::string &path) {
   for (std::vector<ParsedFeatureList> &lists : records) {
     py::list record;
     for (ParsedFeatureList &list : lists) {
+      std::vector<int64_t> steps(list.StepSizes.begin(), list.StepSizes.end());
+      if (list.Kind == SequenceExampleBuilder::Kind::Bytes) {
+        py::list values; // bytes_list: Python bytes, not an array
+        for (const std::string &v : list.BytesValues)
+          values.append(py::bytes(v));
+        record.append(py::make_tuple(text(list.Key), values, takeVector(std::move(steps))));
+        continue;
+      }
       py::array values = list.Kind == SequenceExampleBuilder::Kind::Float ? takeVector(std::move(list.FloatValues))
                                                                           : takeVector(std::move(list.Int64Values));
-      std::vector<int64_t> steps(list.StepSizes.begin(), list.StepSizes.end());
       record.append(py::make_tuple(text(list.Key), values, takeVector(std::move(steps))));
     }
     out.append(record);

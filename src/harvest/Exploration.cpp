@@ -2,6 +2,7 @@
 
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
+#include "mlgo/harvest/ImitationDataset.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RandomStream.h"
 #include "mlgo/harvest/StepCertainty.h"
@@ -362,6 +363,26 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "explore.jsonl"), table))
     return std::move(e);
 
+  // ml-compiler-opt's files: its profiles always, its trajectories with --tfrecord.
+  std::vector<ImitationModule> imitation;
+  for (const ModuleChain &chain : chains) {
+    const Explored &base = chain.Trajectories[0];
+    const Explored &kept =
+        *std::find_if(chain.Trajectories.begin(), chain.Trajectories.end(), [](const Explored &t) { return t.Kept; });
+    imitation.push_back({chain.Name, harvestLogPath(options.OutputDir, chain.Name), *kept.NativeSize, *base.NativeSize,
+                         kept.Decisions->size(), base.Decisions->size()});
+  }
+  std::string profiles = joinPath(options.OutputDir, "profile");
+  if (llvm::Error e = writeImitationProfiles(imitation, profiles))
+    return std::move(e);
+  std::optional<ImitationTotals> tfrecord;
+  if (!settings.TrajectoryTFRecord.empty()) {
+    auto written = writeImitationTrajectories(imitation, settings.TrajectoryTFRecord);
+    if (!written)
+      return written.takeError();
+    tfrecord = *written;
+  }
+
   // summary.json gains what the exploration found.
   std::string summaryPath = joinPath(options.OutputDir, "summary.json");
   auto text = llvm::MemoryBuffer::getFile(summaryPath, /*IsText=*/true);
@@ -379,6 +400,12 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   explore["improved"] = result.Improved;
   explore["base_total_size"] = result.BaseTotalSize;
   explore["kept_total_size"] = result.KeptTotalSize;
+  explore["profiles"] = profiles;
+  if (tfrecord)
+    explore["trajectory_tfrecord"] = {{"path", settings.TrajectoryTFRecord},
+                                      {"records", tfrecord->Records},
+                                      {"steps", tfrecord->Steps},
+                                      {"without_decisions", tfrecord->SkippedWithoutDecisions}};
   summary["explore"] = explore;
   if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
     return std::move(e);

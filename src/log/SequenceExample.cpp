@@ -47,6 +47,15 @@ void SequenceExampleBuilder::appendFloat(size_t index, llvm::ArrayRef<float> val
   ++Lists[index].Steps;
 }
 
+void SequenceExampleBuilder::appendBytes(size_t index, llvm::ArrayRef<llvm::StringRef> values) {
+  std::string bytesList, feature;
+  for (llvm::StringRef v : values)
+    appendLengthDelimited(bytesList, 1, v);     // BytesList.value, one field each
+  appendLengthDelimited(feature, 1, bytesList); // Feature.bytes_list
+  appendLengthDelimited(Lists[index].Features, 1, feature);
+  ++Lists[index].Steps;
+}
+
 std::string SequenceExampleBuilder::serialize() const {
   std::string featureLists;
   for (const FeatureList &list : Lists) {

@@ -105,10 +105,13 @@ llvm::Error parseFeature(WireReader feature, ParsedFeatureList &list,
                          std::optional<SequenceExampleBuilder::Kind> &kind) {
   size_t values = 0;
   auto setKind = [&](SequenceExampleBuilder::Kind k, size_t at) -> llvm::Error {
+    auto name = [](SequenceExampleBuilder::Kind k) {
+      return k == SequenceExampleBuilder::Kind::Float   ? "float_list"
+             : k == SequenceExampleBuilder::Kind::Bytes ? "bytes_list"
+                                                        : "int64_list";
+    };
     if (kind && *kind != k)
-      return llvm::createStringError("at byte %zu: a %s step in a list of %s", at,
-                                     k == SequenceExampleBuilder::Kind::Float ? "float_list" : "int64_list",
-                                     *kind == SequenceExampleBuilder::Kind::Float ? "float_list" : "int64_list");
+      return llvm::createStringError("at byte %zu: a %s step in a list of %s", at, name(k), name(*kind));
     kind = k;
     list.Kind = k;
     return llvm::Error::success();
@@ -119,8 +122,30 @@ llvm::Error parseFeature(WireReader feature, ParsedFeatureList &list,
     if (!tag)
       return tag.takeError();
     auto [field, wire] = *tag;
-    if (field == 1 && wire == LengthDelimited)
-      return llvm::createStringError("at byte %zu: a bytes_list step: only int64 and float lists are read", at);
+    if (field == 1 && wire == LengthDelimited) {
+      if (llvm::Error e = setKind(SequenceExampleBuilder::Kind::Bytes, at))
+        return e;
+      auto valueList = feature.message();
+      if (!valueList)
+        return valueList.takeError();
+      while (!valueList->atEnd()) {
+        auto inner = valueList->tag();
+        if (!inner)
+          return inner.takeError();
+        auto [valueField, valueWire] = *inner;
+        if (valueField != 1 || valueWire != LengthDelimited) {
+          if (llvm::Error e = valueList->skip(valueWire))
+            return e;
+          continue;
+        }
+        auto bytes = valueList->message(); // bounded by what remains
+        if (!bytes)
+          return bytes.takeError();
+        list.BytesValues.push_back(bytes->bytes().str());
+        ++values;
+      }
+      continue;
+    }
     if ((field == 2 || field == 3) && wire == LengthDelimited) {
       auto kindHere = field == 2 ? SequenceExampleBuilder::Kind::Float : SequenceExampleBuilder::Kind::Int64;
       if (llvm::Error e = setKind(kindHere, at))

@@ -4,6 +4,7 @@
 // a trajectory that fails is recorded and costs only itself.
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
+#include "support/PythonPackage.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -308,6 +309,28 @@ TEST_F(HarvestExplore, UncertainRefusesAPolicyWithoutCertainty) {
   EXPECT_EQ(interactive.ExitCode, 2);
   EXPECT_NE(interactive.Err.find("only the plugin reports"), std::string::npos) << interactive.Err;
   EXPECT_FALSE(fs::exists(Work / "r/harvest.jsonl"));
+}
+
+// For ml-compiler-opt's trainer: --tfrecord holds the kept trajectories in
+// its imitation-learning format, and OUT/profile_{max,pol}.json its profiles
+// (tests/python/check_imitation.py checks them against what it declares).
+TEST_F(HarvestExplore, WritesMlCompilerOptsTrajectoriesAndProfiles) {
+  if (!HavePythonPackage)
+    GTEST_SKIP() << "the Python package is not built";
+  std::string out = Work / "out", tfrecord = Work / "trajectories.tfrecord";
+  CommandResult r = run(harvest(out, "--mode=plugin --explore=2 --explore_order=first --tfrecord=" + quote(tfrecord)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  checkSchema("harvest_summary.schema.json", out + "/summary.json", false);
+  checkSchema("imitation_profile.schema.json", out + "/profile_max.json", false);
+  checkSchema("imitation_profile.schema.json", out + "/profile_pol.json", false);
+  nlohmann::json s = harvestSummary(out)["explore"];
+  EXPECT_EQ(s["trajectory_tfrecord"]["path"], tfrecord);
+  EXPECT_GT(s["trajectory_tfrecord"]["records"].get<int>(), 0);
+  CommandResult check = run("env PYTHONPATH=" + quote(PythonPackageDir) + " " + quote(PackagePython3) + " " +
+                            quote(std::string(MLGO_SOURCE_DIR) + "/tests/python/check_imitation.py") + " " +
+                            quote(out) + " " + quote(tfrecord));
+  EXPECT_EQ(check.ExitCode, 0) << check.Out << check.Err;
+  EXPECT_EQ(check.Out, "ok\n") << check.Err;
 }
 
 } // namespace

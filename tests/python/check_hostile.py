@@ -54,7 +54,10 @@ TFRECORDS = {
     "bad-crc": (frame(b"payload")[:-1] + b"\0", "bad payload CRC"),
     "truncated-record": (frame(b"payload")[:-3], "truncated"),
     "length-near-2^64": (frame(b"", length=2**64 - 4) + b"x" * 16, "truncated payload"),
-    "bytes-list": (frame(ld(2, ld(1, ld(1, b"k") + ld(2, ld(1, ld(1, ld(1, b"abc"))))))), "bytes_list"),
+    # A bytes_list step, then an int64_list step, in one feature list.
+    "mixed-bytes-list": (frame(ld(2, ld(1, ld(1, b"k") + ld(2, ld(1, ld(1, ld(1, b"abc"))) +
+                                                              ld(1, ld(3, ld(1, b"\x01"))))))),
+                         "a int64_list step in a list of bytes_list"),
     "length-past-message": (frame(b"\x12\x7f\x0a"), "runs past the end"),
 }
 

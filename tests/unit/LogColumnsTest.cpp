@@ -177,6 +177,30 @@ TEST(SequenceExampleReader, ReadsBackWhatTheBuilderWrites) {
   EXPECT_EQ((*lists)[1].FloatValues, (std::vector<float>{0.25f, -3.5f}));
 }
 
+// ml-compiler-opt's trajectories name their module in a bytes_list.
+TEST(SequenceExampleReader, ReadsBytesLists) {
+  SequenceExampleBuilder builder;
+  size_t names = builder.list("module_name", SequenceExampleBuilder::Kind::Bytes);
+  builder.appendBytes(names, {"lib/a.o"});
+  builder.appendBytes(names, {std::string("\0\xff", 2), ""});
+  size_t ints = builder.list("action", SequenceExampleBuilder::Kind::Int64);
+  builder.appendInt64(ints, {1});
+  auto lists = parseSequenceExample(builder.serialize());
+  ASSERT_TRUE(static_cast<bool>(lists)) << llvm::toString(lists.takeError());
+  ASSERT_EQ(lists->size(), 2u);
+  EXPECT_EQ((*lists)[0].Kind, SequenceExampleBuilder::Kind::Bytes);
+  EXPECT_EQ((*lists)[0].BytesValues, (std::vector<std::string>{"lib/a.o", std::string("\0\xff", 2), ""}));
+  EXPECT_EQ((*lists)[0].StepSizes, (std::vector<size_t>{1, 2}));
+  // Mixed with another kind in one list: an error naming both.
+  SequenceExampleBuilder mixed;
+  size_t m = mixed.list("m", SequenceExampleBuilder::Kind::Bytes);
+  mixed.appendBytes(m, {"x"});
+  mixed.appendInt64(m, {1});
+  auto bad = parseSequenceExample(mixed.serialize());
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("a int64_list step in a list of bytes_list"), std::string::npos);
+}
+
 TEST(SequenceExampleReader, MalformedPayloadsAreErrorsNeverOverreads) {
   SequenceExampleBuilder builder;
   size_t ints = builder.list("x", SequenceExampleBuilder::Kind::Int64);

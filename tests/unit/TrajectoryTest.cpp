@@ -2,6 +2,7 @@
 // stops a run, and when a compile's decision count matches a trajectory.
 #include "mlgo/harvest/Trajectory.h"
 #include "mlgo/harvest/Exploration.h"
+#include "mlgo/harvest/ImitationDataset.h"
 
 #include "support/TestSupport.h"
 
@@ -79,6 +80,19 @@ TEST(Trajectory, ExploreOrders) {
     EXPECT_TRUE(static_cast<bool>(e)) << bad;
     llvm::consumeError(std::move(e));
   }
+}
+
+// ml-compiler-opt's label: how many of its 19 thresholds are <= the loss.
+TEST(ImitationDataset, SizeBucketsAsBisectRight) {
+  EXPECT_EQ(imitationSizeThresholds().size(), 19u);
+  EXPECT_EQ(imitationSizeBucket(0), 0);
+  EXPECT_EQ(imitationSizeBucket(284.9), 0);
+  EXPECT_EQ(imitationSizeBucket(285), 1) << "a loss equal to a threshold goes up";
+  EXPECT_EQ(imitationSizeBucket(627.5), 6);
+  EXPECT_EQ(imitationSizeBucket(1000), 8);
+  EXPECT_EQ(imitationSizeBucket(124360.9), 18);
+  EXPECT_EQ(imitationSizeBucket(124361), 19);
+  EXPECT_EQ(imitationSizeBucket(1e12), 19);
 }
 
 } // namespace

@@ -196,7 +196,9 @@ int main(int argc, char **argv) {
       ->check(CLI::ExistingPath);
   app.add_option("--tfrecord,--output_path", o.TFRecordPath,
                  "Also write the dataset ml-compiler-opt trains on (TFRecord of SequenceExample), modules in plan "
-                 "order.");
+                 "order. With --explore: the kept trajectories in the format of its imitation-learning trainer "
+                 "(every int64 feature, action, reward, module_name, label, policy_label per step), beside "
+                 "OUT/profile_max.json and OUT/profile_pol.json.");
   app.add_option("--explicit_temps_dir", o.ExplicitTempsDir,
                  "Keep each module's work directory (compiler outputs, stderr) under this directory.");
   app.add_option("--progress_interval", o.ProgressInterval, "Seconds between progress reports; 0 turns them off.")
@@ -451,12 +453,10 @@ int main(int argc, char **argv) {
       log::error("--explore: " + why);
       return 2;
     }
-    // The dataset is written at the end of the base harvest, before anything is kept.
-    if (!o.TFRecordPath.empty()) {
-      log::error("--explore with --tfrecord is not supported yet: the dataset would hold the base trajectories, not "
-                 "the kept ones; convert OUT/logs afterwards with training-log to-tfrecord");
-      return 2;
-    }
+    // --tfrecord holds the kept trajectories, in ml-compiler-opt's imitation
+    // format: written after the exploration, not by the base harvest.
+    exploration.TrajectoryTFRecord = o.TFRecordPath;
+    o.TFRecordPath.clear();
     // The base logs are replaced by the kept ones: a second run would explore from those.
     if (llvm::sys::fs::exists(joinPath(o.OutputDir, "explore.jsonl"))) {
       log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");

@@ -24,6 +24,9 @@ struct ExploreSettings {
   /// First: the next one; Random: uniformly drawn.
   enum class Order { Uncertain, First, Random } How = Order::Uncertain;
   uint64_t OrderSeed = 0; // random:SEED
+  /// --tfrecord: the kept trajectories in ml-compiler-opt's imitation format
+  /// (ImitationDataset.h); "" : none.
+  std::string TrajectoryTFRecord;
   std::string describeOrder() const;
 };
 

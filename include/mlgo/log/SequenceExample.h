@@ -1,5 +1,6 @@
 // tf.train.SequenceExample, encoded directly in protobuf wire format:
-// feature_lists only; integers as int64_list, float/double as float_list.
+// feature_lists only; integers as int64_list, float/double as float_list,
+// strings as bytes_list.
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
@@ -13,7 +14,7 @@ namespace mlgo {
 
 class SequenceExampleBuilder {
 public:
-  enum class Kind { Int64, Float };
+  enum class Kind { Int64, Float, Bytes };
 
   /// Adds (or finds) the feature list `key`; lists are written in the order
   /// they were first added.
@@ -21,6 +22,7 @@ public:
   /// Appends one step (one Feature) to list `index`.
   void appendInt64(size_t index, llvm::ArrayRef<int64_t> values);
   void appendFloat(size_t index, llvm::ArrayRef<float> values);
+  void appendBytes(size_t index, llvm::ArrayRef<llvm::StringRef> values);
   size_t steps(size_t index) const { return Lists[index].Steps; }
   bool empty() const { return Lists.empty(); }
 

@@ -22,15 +22,15 @@ struct ParsedFeatureList {
   /// The values of every step, concatenated; StepSizes[i] counts step i's.
   std::vector<int64_t> Int64Values;
   std::vector<float> FloatValues;
+  std::vector<std::string> BytesValues;
   std::vector<size_t> StepSizes;
 
   size_t steps() const { return StepSizes.size(); }
 };
 
 /// The feature lists of `payload` in the order they appear. The context
-/// (field 1) and unknown fields are skipped; a bytes_list feature, a list
-/// that mixes kinds, a repeated key or malformed wire data is an error that
-/// names the list and the byte offset.
+/// (field 1) and unknown fields are skipped; a list that mixes kinds, a repeated key or malformed wire data is an error
+/// that names the list and the byte offset.
 llvm::Expected<std::vector<ParsedFeatureList>> parseSequenceExample(llvm::StringRef payload);
 
 } // namespace mlgo
