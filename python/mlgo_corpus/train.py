@@ -209,11 +209,12 @@ def read_explore(harvest_dir: str) -> Dict[str, List[dict]]:
                 continue
             try:
                 t = json.loads(line)
-                module = t["module"]
-                t["trajectory"], t["kept"], t["status"]  # noqa: B018 - presence check
-            except (ValueError, KeyError, TypeError) as e:
-                raise MlgoError("%s: line %d: not an explore trajectory: %s" % (path, number, e)) from None
-            trajectories.setdefault(module, []).append(t)
+            except ValueError as e:
+                raise MlgoError("%s: line %d: not JSON: %s" % (path, number, e)) from None
+            missing = [k for k in ("module", "trajectory", "kept", "status") if not isinstance(t, dict) or k not in t]
+            if missing:
+                raise MlgoError("%s: line %d: not an explore trajectory (no %s)" % (path, number, ", ".join(missing)))
+            trajectories.setdefault(t["module"], []).append(t)
     return trajectories
 
 
@@ -486,11 +487,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="the <feature>.buckets quantile files (training-log vocab) of every input feature")
     parser.add_argument("--output", required=True, metavar="POLICY_DIR",
                         help="where model.tflite and output_spec.json go")
-    parser.add_argument("--epochs", type=int, default=1, help="passes over the data (default 1)")
-    parser.add_argument("--batch_size", type=int, default=128,
+    parser.add_argument("--epochs", type=int, default=1, metavar="N", help="passes over the data (default 1)")
+    parser.add_argument("--batch_size", type=int, default=128, metavar="N",
                         help="samples per SGD step; each epoch's remainder is dropped (default 128)")
-    parser.add_argument("--learning_rate", type=float, default=0.01, help="plain SGD's learning rate (default 0.01)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--learning_rate", type=float, default=0.01, metavar="F",
+                        help="plain SGD's learning rate (default 0.01)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
                         help="seeds the initial weights and the shuffle: the same seed, the same policy (default 0)")
     parser.add_argument("--profiling_data", action="append", default=[], metavar="FILE",
                         help="a profile JSON file (repeatable, an even count: comparator then eval, pair by pair) "
@@ -559,6 +561,7 @@ def run(args: argparse.Namespace) -> dict:
         "weighted_accuracy": result.weighted_accuracy,
         "bucket_distribution": weights.p.tolist(),
         "profile_pairs": len(pairs),
+        "profile_modules_left_out": len(weights.skipped),  # in one file of a pair only
         "profiles_written": profiles_written,
         "exported": os.path.join(args.output, "model.tflite"),
         "export_check": check,

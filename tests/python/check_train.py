@@ -120,7 +120,8 @@ def _():
     with torch.no_grad():
         z = model(x)[:, 0].double().numpy()
     p = 1 / (1 + np.exp(-z))
-    expected = np.mean(w.double().numpy() * -(y.double().numpy() * np.log(p) + (1 - y.double().numpy()) * np.log(1 - p)))
+    labels, weights = y.double().numpy(), w.double().numpy()
+    expected = np.mean(weights * -(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
     got = float(bc.weighted_loss(model, x, y, w))
     assert abs(got - expected) < 1e-6, (got, expected)
 
