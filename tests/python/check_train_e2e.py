@@ -10,6 +10,8 @@ inputs are errors naming the file.
 usage: check_train_e2e.py HARVEST_A HARVEST_B VOCAB WORK MLGO_POLICY HARVEST_LOGS CORPUS
 Prints a JSON summary; a failure is an AssertionError (exit 1).
 """
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -168,13 +170,24 @@ for module in mlgo_corpus.Harvest(trained):
     inlined += int(log.decisions[:, 0].sum())
 assert in_compiler > 0
 
-# 6. Errors name the file and the reason.
+# 6. Errors name the file and the reason (in this process: main() as the
+# command line runs it).
+def train_in_process(*flags):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = bc.main(list(flags))
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
 def expect_error(flags, *fragments):
-    r = train_cli(*flags, "--no_export_check", "--batch_size=8")
-    assert r.returncode == 1, (flags, r.returncode, r.stderr)
-    assert r.stdout == "", r.stdout
+    code, out, err = train_in_process(*flags, "--no_export_check", "--batch_size=8")
+    assert code == 1, (flags, code, err)
+    assert out == "", out
     for fragment in fragments:
-        assert fragment in r.stderr, (fragment, r.stderr)
+        assert fragment in err, (fragment, err)
 
 
 chosen_b = next(c for c in data.chosen if c.harvest == harvest_b)
@@ -191,8 +204,9 @@ shutil.copytree(vocab_dir, partial_vocab)
 os.unlink(os.path.join(partial_vocab, "node_count.buckets"))
 expect_error(["--harvest=" + harvest_a, "--vocab=" + partial_vocab, "--output=" + os.path.join(work, "x")],
              os.path.join(partial_vocab, "node_count.buckets"), "missing")
-r = train_cli("--harvest=" + harvest_a, "--vocab=" + vocab_dir, "--output=x", "--profiling_data=" + pairs[0])
-assert r.returncode == 2 and "pairs" in r.stderr, r.stderr
+code, _, err = train_in_process("--harvest=" + harvest_a, "--vocab=" + vocab_dir, "--output=x",
+                                "--profiling_data=" + pairs[0])
+assert code == 2 and "pairs" in err, err
 assert not os.path.exists(os.path.join(work, "x"))
 
 print(json.dumps({"modules": len(expected), "from_second_harvest": from_b, "samples": len(data),
