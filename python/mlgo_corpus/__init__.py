@@ -13,7 +13,8 @@ Bad input raises MlgoError (a ValueError) naming the file and the reason.
 
 Submodules: policy (exec: policies in one function), features (ml-compiler-opt's
 normalisation), export (export_policy), data (torch.utils.data adapters;
-imports torch). See docs/python.md.
+imports torch), train (ml-compiler-opt's weighted BC / BC-Max trainer;
+imports torch; python3 -m mlgo_corpus.train). See docs/python.md.
 """
 
 from ._native import MlgoError

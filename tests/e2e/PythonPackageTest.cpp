@@ -220,3 +220,53 @@ TEST_F(PythonPackage, TheInlinerEnvironmentSeesWhatAHarvestLogsAndCleansUp) {
   EXPECT_EQ(checked["modules"], 4);
   EXPECT_GT(checked["observations_compared"].get<int>(), 1000);
 }
+
+// mlgo_corpus.train's parts against values computed by hand in the check:
+// the bucket weights (exponentiated gradient over two profile pairs), size
+// labels at the thresholds (a loss equal to one goes up), the network's
+// shape and initialisation, the weighted loss, the two-logit export form,
+// profile files, one seed's weights reproduced and a loss that decreases
+// (tests/python/check_train.py).
+TEST_F(PythonPackage, BCMaxTrainerPartsComputeWhatTheSpecSays) {
+  if (run(Python + "-c 'import torch'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch (scripts/test.sh installs it)";
+  CommandResult r = run(Python + script("check_train.py") + " " + quote(Work.path()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  EXPECT_EQ(nlohmann::json::parse(r.Out)["checked"].size(), 11u) << r.Out;
+}
+
+// python3 -m mlgo_corpus.train on two --explore=2 harvests (a random base
+// policy, then the default): each module trains on the smallest kept
+// trajectory, the profiles are what the harvests measured (and valid
+// against bc_profile.schema.json), the command line and the API export the
+// same bytes for a seed, the exported policy decides as the torch network on
+// every logged observation and inside the compiler (a tflite: harvest), and
+// a missing log, explore.jsonl or quantile file is an error naming it
+// (tests/python/check_train_e2e.py).
+TEST_F(PythonPackage, BCMaxTrainsOnExploredHarvestsAndExportsAPolicyThatDecidesAsTorch) {
+  if (run(Python + "-c 'import torch, flatbuffers'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch and python3-flatbuffers (scripts/test.sh installs them)";
+  std::string corpus = makeEmbeddedBitcodeCorpus(Work.path(), mixedDecisionSources(4), "-Oz", ObjectListing::Directory);
+  std::string random = Work / "random", base = Work / "default";
+  mustRun(harvestCommand(corpus, random,
+                         "--mode=plugin --num_workers=2 --explore=2 --explore_order=random:1 --policy=random:0.5:1"));
+  mustRun(harvestCommand(corpus, base, "--mode=plugin --num_workers=2 --explore=2"));
+  mustRun(quote(tool("training-log")) + " vocab --output_dir=" + quote(Work / "vocab") + " " + quote(random + "/logs") +
+          " " + quote(base + "/logs"));
+  std::string work = Work / "train";
+  mustRun("mkdir -p " + quote(work));
+  CommandResult r = run(Python + script("check_train_e2e.py") + " " + quote(random) + " " + quote(base) + " " +
+                        quote(Work / "vocab") + " " + quote(work) + " " + quote(tool("mlgo-policy")) + " " +
+                        quote(tool("harvest-logs")) + " " + quote(corpus));
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json checked = nlohmann::json::parse(r.Out);
+  EXPECT_EQ(checked["modules"], 4);
+  EXPECT_EQ(checked["observations_compared"], checked["samples"]);
+  EXPECT_GT(checked["samples"].get<int>(), 100);
+  EXPECT_GT(checked["inlined_in_compiler"].get<int>(), 0);
+  EXPECT_LT(checked["inlined_in_compiler"].get<int>(), checked["decisions_in_compiler"].get<int>());
+  for (const std::string &profile : {"_max", "_pol0", "_pol1"})
+    mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+            quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/bc_profile.schema.json") + " " +
+            quote(work + "/profile" + profile + ".json"));
+}

@@ -13,6 +13,7 @@
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
 #include <cstdio>
