@@ -238,7 +238,7 @@ TEST_F(PythonPackage, BCMaxTrainerPartsComputeWhatTheSpecSays) {
 // python3 -m mlgo_corpus.train on two --explore=2 harvests (a random base
 // policy, then the default): each module trains on the smallest kept
 // trajectory, the profiles are what the harvests measured (and valid
-// against bc_profile.schema.json), the command line and the API export the
+// against imitation_profile.schema.json), the command line and the API export the
 // same bytes for a seed, the exported policy decides as the torch network on
 // every logged observation and inside the compiler (a tflite: harvest), and
 // a missing log, explore.jsonl or quantile file is an error naming it
@@ -267,6 +267,6 @@ TEST_F(PythonPackage, BCMaxTrainsOnExploredHarvestsAndExportsAPolicyThatDecidesA
   EXPECT_LT(checked["inlined_in_compiler"].get<int>(), checked["decisions_in_compiler"].get<int>());
   for (const std::string &profile : {"_max", "_pol0", "_pol1"})
     mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
-            quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/bc_profile.schema.json") + " " +
+            quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/imitation_profile.schema.json") + " " +
             quote(work + "/profile" + profile + ".json"));
 }
