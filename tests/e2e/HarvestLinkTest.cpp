@@ -5,6 +5,7 @@
 #include "mlgo/support/Landlock.h"
 
 #include "support/Deadline.h"
+#include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/TestSupport.h"
 
@@ -21,48 +22,11 @@ namespace {
 
 const std::string Clang = MLGO_CLANG;
 
-// A program whose modules call into each other, with enough small functions
-// that inlining decisions change the code, and output that depends on them
-// all (so a miscompiled binary prints something else).
-std::vector<std::pair<std::string, std::string>> programSources() {
-  return {
-      {"main", "#include <stdio.h>\n"
-               "int vec_sum(const int *v, int n); int vec_max(const int *v, int n);\n"
-               "unsigned checksum(const char *s); int fib(int n); void fill(int *v, int n, int seed);\n"
-               "int main(int argc, char **argv) {\n"
-               "  int v[64]; fill(v, 64, argc + 6);\n"
-               "  printf(\"sum %d max %d fib %d crc %u\\n\", vec_sum(v, 64), vec_max(v, 64), fib(20),\n"
-               "         checksum(argv[0] ? \"mlgo-corpus\" : \"\"));\n"
-               "  return 0;\n"
-               "}\n"},
-      {"vec", "static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }\n"
-              "static int sq(int x) { return x * x; }\n"
-              "int mix(int a, int b);\n"
-              "int vec_sum(const int *v, int n) { int s = 0; for (int i = 0; i < n; ++i) s += clampi(sq(v[i]) % 1000,"
-              " 3, 997); return s; }\n"
-              "int vec_max(const int *v, int n) { int m = v[0]; for (int i = 1; i < n; ++i) m = mix(m, v[i]) > m ?"
-              " mix(m, v[i]) : m; return m; }\n"
-              "void fill(int *v, int n, int seed) { for (int i = 0; i < n; ++i) v[i] = mix(seed, i) % 251; }\n"},
-      {"util", "static int rot(int x, int k) { return (int)(((unsigned)x << k) | ((unsigned)x >> (32 - k))); }\n"
-               "static int step(int a, int b) { return rot(a ^ b, 5) + 0x9e37; }\n"
-               "int mix(int a, int b) { int h = step(a, b); h = step(h, a); return h < 0 ? -h : h; }\n"
-               "static unsigned upd(unsigned c, unsigned char b) { c ^= b; for (int k = 0; k < 8; ++k) c = (c >> 1)"
-               " ^ (0xEDB88320u & -(c & 1)); return c; }\n"
-               "unsigned checksum(const char *s) { unsigned c = ~0u; while (*s) c = upd(c, (unsigned char)*s++);"
-               " return ~c; }\n"},
-      {"fib", "int mix(int a, int b);\n"
-              "static int add(int a, int b) { return a + b; }\n"
-              "static int fib_step(int *a, int *b) { int t = add(*a, *b); *a = *b; *b = t; return t; }\n"
-              "int fib(int n) { int a = 0, b = 1; for (int i = 1; i < n; ++i) fib_step(&a, &b); return b + mix(0, 0)"
-              " * 0; }\n"},
-  };
-}
-
 class HarvestLink : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     Fixture = new TempDir();
-    makeEmbeddedBitcodeCorpus(Fixture->path(), programSources(), "-Oz", ObjectListing::Directory);
+    makeEmbeddedBitcodeCorpus(Fixture->path(), linkedProgramSources(), "-Oz", ObjectListing::Directory);
   }
   static void TearDownTestSuite() {
     delete Fixture;

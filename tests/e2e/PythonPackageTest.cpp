@@ -206,6 +206,51 @@ TEST_F(PythonPackage, TheTrainInlinerExampleClosesTheLoop) {
   std::cerr << "train_inliner: " << r.Out;
 }
 
+// examples/train_inliner/bc_max.py: iterative BC-Max, two rounds on a
+// generated corpus, each round's policy exported, checked against torch and
+// evaluated per object and linked on a held-out program; round 2 trains on
+// the default's and round 1's policy's explorations; a rerun resumes.
+TEST_F(PythonPackage, TheBCMaxLoopRunsTwoRoundsAndEvaluatesLinked) {
+  if (run(Python + "-c 'import torch'").ExitCode != 0)
+    GTEST_SKIP() << "needs python3-torch (scripts/test.sh installs it)";
+  std::string train = makeEmbeddedBitcodeCorpus(Work.path(), mixedDecisionSources(6), "-Oz", ObjectListing::Directory);
+  std::string heldout =
+      makeEmbeddedBitcodeCorpus(Work.path(), linkedProgramSources(), "-Oz", ObjectListing::Directory, "prog-");
+  std::string loop = Work / "loop";
+  std::string command = Python + quote(std::string(MLGO_SOURCE_DIR) + "/examples/train_inliner/bc_max.py") +
+                        " --train_corpus=" + quote(train) + " --heldout=prog=" + quote(heldout) + " --link=" +
+                        quote("prog=" + std::string(MLGO_CLANG) + " -fuse-ld=lld {objects} -o {output}") +
+                        " --work=" + quote(loop) + " --rounds=2 --explore=1 --epochs=2 --tools_dir=" +
+                        quote(std::string(MLGO_BIN_DIR));
+  CommandResult r = run(command);
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json report = nlohmann::json::parse(readFile(loop + "/report.json"));
+  ASSERT_EQ(report["rounds"].size(), 2u);
+  for (const nlohmann::json &round : report["rounds"]) {
+    EXPECT_EQ(round["training"]["export_check"]["ok"], true) << round["training"].dump();
+    ASSERT_EQ(round["heldout"].size(), 1u);
+    const nlohmann::json &row = round["heldout"][0];
+    EXPECT_EQ(row["failed_cells"], 0) << row.dump();
+    EXPECT_GT(row["default_size"].get<int>(), 0);
+    EXPECT_GT(row["policy_size"].get<int>(), 0);
+    EXPECT_GT(row["linked_policy_text"].get<int>(), 0) << row.dump();
+    EXPECT_TRUE(exists(round["policy"].get<std::string>() + "/model.tflite"));
+  }
+  EXPECT_EQ(report["rounds"][0]["training"]["chosen_from"].size(), 1u);
+  EXPECT_EQ(report["rounds"][1]["training"]["chosen_from"].size(), 2u) << "round 1's policy joins the baselines";
+  EXPECT_TRUE(report["rounds"][0]["train_corpus_policy"].is_number()) << "round 1's policy explored";
+  int best = report["best_round"];
+  EXPECT_TRUE(exists(loop + "/best/policy/model.tflite"));
+  EXPECT_TRUE(exists(loop + "/best/prog.html"));
+  EXPECT_NE(r.Out.find("best round: " + std::to_string(best)), std::string::npos) << r.Out;
+  // A rerun redoes nothing: every step's output is complete.
+  CommandResult again = run(command);
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_NE(again.Err.find("explore default: done before"), std::string::npos) << again.Err;
+  EXPECT_NE(again.Err.find("train " + loop + "/round-2/policy: done before"), std::string::npos) << again.Err;
+  EXPECT_EQ(again.Out, r.Out.substr(0, r.Out.rfind("best round:")) + again.Out.substr(again.Out.rfind("best round:")));
+}
+
 // mlgo_corpus.InlinerEnv: a seeded random agent's episodes over the corpus
 // equal, observation by observation, harvest-logs replaying its actions; the
 // final native size, default size and reward equal the journal's; close(), a

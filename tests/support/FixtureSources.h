@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlgo::test {
 
@@ -14,5 +16,10 @@ std::string inlinerSource(int leaves, int mids, bool withDriver = true, const st
 /// A function `name` keeping `live` doubles alive across a loop: beyond x86-64's
 /// 16 vector registers, it makes the register allocator evict.
 std::string pressureFunction(const std::string &name, int live);
+
+/// A C program (main, vec, util, fib) whose modules call into each other,
+/// with enough small functions that inlining decisions change the code, and
+/// output that depends on them all (a miscompiled binary prints otherwise).
+std::vector<std::pair<std::string, std::string>> linkedProgramSources();
 
 } // namespace mlgo::test
