@@ -239,7 +239,7 @@ def load_harvests(harvest_dirs: Sequence[str], progress: Callable[[str], None] =
         for h, table in enumerate(explored):
             lines = table.get(module, [])
             base = [t for t in lines if t["trajectory"] == 0 and _size_of(t) is not None]
-            if base:
+            if base and base[0].get("decisions"):  # no decisions, no trajectory (ml-compiler-opt's rule)
                 pol_profiles[h].append({"module_name": module, "loss": float(base[0]["native_size"]),
                                         "horizon": len(base[0].get("decisions") or [])})
             kept = [t for t in lines if t["kept"] and _size_of(t) is not None]
@@ -249,6 +249,8 @@ def load_harvests(harvest_dirs: Sequence[str], progress: Callable[[str], None] =
             progress("train: %s: no successful trajectory in any harvest; left out" % module)
             continue
         size, h, trajectory = best
+        if not trajectory.get("decisions"):
+            continue  # a module without decisions has no log and teaches nothing; in no profile either
         chosen.append(ChosenTrajectory(module, harvest_dirs[h], int(size), list(trajectory["decisions"] or [])))
         chosen[-1].log = _read_kept_log(harvests[h], harvest_dirs[h], module, chosen[-1].decisions)
 

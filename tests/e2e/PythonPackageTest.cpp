@@ -291,7 +291,10 @@ TEST_F(PythonPackage, BCMaxTrainerPartsComputeWhatTheSpecSays) {
 TEST_F(PythonPackage, BCMaxTrainsOnExploredHarvestsAndExportsAPolicyThatDecidesAsTorch) {
   if (run(Python + "-c 'import torch, flatbuffers'").ExitCode != 0)
     GTEST_SKIP() << "needs python3-torch and python3-flatbuffers (scripts/test.sh installs them)";
-  std::string corpus = makeEmbeddedBitcodeCorpus(Work.path(), mixedDecisionSources(4), "-Oz", ObjectListing::Directory);
+  // And a module without a call: no decisions, so no trajectory to train on (it once stopped the trainer).
+  auto sources = mixedDecisionSources(4);
+  sources.push_back({"flat", "int flat(int x) { return x * 3 + 1; }\n"});
+  std::string corpus = makeEmbeddedBitcodeCorpus(Work.path(), sources, "-Oz", ObjectListing::Directory);
   std::string random = Work / "random", base = Work / "default";
   mustRun(harvestCommand(corpus, random,
                          "--mode=plugin --num_workers=2 --explore=2 --explore_order=random:1 --policy=random:0.5:1"));
