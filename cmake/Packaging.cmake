@@ -18,6 +18,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT tools)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/corpus_formats/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/corpus_formats
         COMPONENT tools)
+# The policies we ship (models/<name>/: model.tflite, output_spec.json, its
+# model card), for the plugin's -mlgo-inliner-policy=tflite:DIR.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mlgo-corpus/models COMPONENT tools)
 
 # cpack -G DEB: mlgo-corpus_<version>_<arch>.deb (tools, plugin, docs, man
 # pages), mlgo-corpus-dev_<version>_<arch>.deb (headers, library, CMake

@@ -260,6 +260,11 @@ def export_policy(model, vocab_dir, out_dir, features: Optional[Sequence[str]] =
             with os.fdopen(fd, "wb") as f:
                 f.write(content)
                 f.flush()
+                # mkstemp makes it 0600; a policy is shared and installed,
+                # so it gets the mode open() would give it (0666 & ~umask).
+                umask = os.umask(0)
+                os.umask(umask)
+                os.fchmod(f.fileno(), 0o666 & ~umask)
                 os.fsync(f.fileno())
             os.replace(temporary, path)
         except BaseException:

@@ -96,6 +96,17 @@ print("python3-mlgo-corpus: %d modules, %d logs read" % (len(harvest), len(logge
 EOF
 ) || { echo "FAIL: the installed Python package" >&2; exit 1; }
 
+# The shipped inliner-for-size policy, as a user deploys it: the stock clang
+# with the installed plugin and model, no harvest; it logs what it decided.
+model=/usr/share/mlgo-corpus/models/inliner-oz
+[ -f "$model/model.tflite" ] && [ -f "$model/output_spec.json" ] && [ -f "$model/README.md" ] ||
+  { echo "FAIL: the shipped policy is not installed in $model" >&2; exit 1; }
+"$clang" -Oz -c -fpass-plugin=/usr/lib/mlgo-corpus/libMLGOInlineAdvisor.so -mllvm -mlgo-inliner-policy=tflite:"$model" \
+  -mllvm -mlgo-inliner-log="$work/shipped.log" "$work/src/a.c" -o "$work/shipped.o" ||
+  { echo "FAIL: clang with the installed plugin and the shipped policy" >&2; exit 1; }
+/usr/bin/mlgo-policy eval "$model" --log "$work/shipped.log" >"$work/shipped.eval" ||
+  { echo "FAIL: mlgo-policy eval of the shipped policy" >&2; exit 1; }
+
 dpkg -r python3-mlgo-corpus mlgo-corpus-dev mlgo-corpus >"$work/dpkg-r.log" 2>&1 || { cat "$work/dpkg-r.log" >&2; echo "FAIL: dpkg -r" >&2; exit 1; }
 installed=0
 left=0
@@ -103,7 +114,7 @@ while IFS= read -r f; do
   [ -n "$f" ] || continue
   if [ -L "$f" ] || { [ -e "$f" ] && [ ! -d "$f" ]; }; then echo "left behind: $f" >&2; left=1; fi
   # A directory only we created must be gone too.
-  case "$f" in /usr/share/doc/mlgo-corpus*|/usr/share/doc/python3-mlgo-corpus*|/usr/include/mlgo*|*/cmake/mlgo*|*/dist-packages/mlgo_corpus*) [ ! -e "$f" ] || { echo "left behind: $f" >&2; left=1; } ;; esac
+  case "$f" in /usr/share/mlgo-corpus*|/usr/share/doc/mlgo-corpus*|/usr/share/doc/python3-mlgo-corpus*|/usr/include/mlgo*|*/cmake/mlgo*|*/dist-packages/mlgo_corpus*) [ ! -e "$f" ] || { echo "left behind: $f" >&2; left=1; } ;; esac
 done <<<"$files"
 [ "$left" = 0 ] || { echo "FAIL: dpkg -r left files behind" >&2; exit 1; }
 if dpkg-query -W -f='${Status}' mlgo-corpus 2>/dev/null | grep -q "ok installed"; then

@@ -92,7 +92,13 @@ def main():
 
     policy_dir = os.path.join(work, "policy")
     twin = os.path.join(work, "twin.tflite")
+    umask = os.umask(0o022)
     assert export_policy(model, vocab_dir, policy_dir, float_inputs_twin=twin) == names
+    os.umask(umask)
+    # Files as open() makes them (0666 & ~umask), not mkstemp's 0600: a policy is shared and installed.
+    for path in (os.path.join(policy_dir, "model.tflite"), os.path.join(policy_dir, "output_spec.json"), twin):
+        mode = os.stat(path).st_mode & 0o777
+        assert mode == 0o644, "%s has mode %o" % (path, mode)
 
     # 1. Our evaluator, log by log.
     ties = 0
