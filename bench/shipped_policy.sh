@@ -45,7 +45,7 @@ build_all() { # KIND: plain or policy
   local start
   start=$(now)
   for f in "${files[@]}"; do
-    (cd "$src" && clang-22 -Oz -c "${extra[@]}" "$f" -o "$out/$kind/$(echo "$f" | tr / _).o")
+    (cd "$src" && clang-22 -Oz -c "${extra[@]}" "$f" -o "$out/$kind/$(echo "${f#./}" | tr / _).o")
   done
   awk -v a="$(now)" -v b="$start" 'BEGIN {print a - b}'
 }

@@ -25,6 +25,7 @@ public:
   llvm::Expected<bool> decide(const InProcessQuery &, llvm::MutableArrayRef<std::string>) override {
     return drawBernoulli(Rng, Probability);
   }
+  bool usesDefaultDecision() const override { return false; }
 
 private:
   double Probability;

@@ -135,9 +135,14 @@ public:
     ExtraBytes.resize(Extras.size());
     LogPath = setting(LogOption, "MLGO_INLINER_LOG", "");
     SitesPath = setting(SitesOption, "MLGO_INLINER_SITES", "");
+    NeedsDefault = Policy->usesDefaultDecision() || !LogPath.empty() || !SitesPath.empty();
     for (const mlgo::TensorSpec &spec : Features)
       FeatureBytes.push_back(spec.byteSize());
   }
+
+  // Whether anyone reads the default heuristic's decision (the policy, the
+  // log's inlining_default, the sites file); known once an advisor began.
+  bool needsDefault() const { return NeedsDefault; }
 
   // The default heuristic's margin at the site it was just asked about.
   void noteCostMargin(std::optional<int> margin) { PendingMargin = margin; }
@@ -271,6 +276,7 @@ private:
   std::unique_ptr<raw_fd_ostream> Stream, Sites;
   Site Pending;
   std::optional<int> PendingMargin;
+  bool NeedsDefault = true;
   std::map<std::pair<std::string, std::string>, uint64_t> SiteCounts;
   std::unique_ptr<mlgo::TrainingLogWriter> Writer;
 };
@@ -366,7 +372,9 @@ public:
 
 protected:
   std::unique_ptr<MLInlineAdvice> getAdviceFromModel(CallBase &CB, OptimizationRemarkEmitter &ORE) override {
-    static_cast<InProcessModelRunner &>(*ModelRunner).DefaultDecision = GetDefaultAdvice(CB);
+    // Its cost analysis is the plugin's largest cost when a model decides.
+    static_cast<InProcessModelRunner &>(*ModelRunner).DefaultDecision =
+        Session::get().needsDefault() ? GetDefaultAdvice(CB) : false;
     Session::get().aboutToDecide(CB);
     return MLInlineAdvisor::getAdviceFromModel(CB, ORE);
   }

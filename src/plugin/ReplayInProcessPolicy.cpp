@@ -36,6 +36,7 @@ public:
   std::vector<TensorSpec> extraOutputs() const override {
     return Then ? Then->extraOutputs() : std::vector<TensorSpec>();
   }
+  bool usesDefaultDecision() const override { return Then && Then->usesDefaultDecision(); }
 
   llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
     // The `then` policy sees every query, so a random stream stays in step

@@ -7,6 +7,7 @@
 #include "mlgo/harvest/InProcessPolicy.h"
 #include "mlgo/model/PolicyModel.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mlgo {
@@ -33,6 +34,11 @@ public:
   }
 
   std::vector<TensorSpec> extraOutputs() const override { return Extras; }
+
+  // ml-compiler-opt's models (and ours) do not read inlining_default.
+  bool usesDefaultDecision() const override {
+    return std::find(Binding.Unused.begin(), Binding.Unused.end(), "inlining_default") == Binding.Unused.end();
+  }
 
   llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
     Pieces.assign(query.Features.begin(), query.Features.end());

@@ -80,6 +80,12 @@ TEST_F(ShippedModel, BuildsAWorkingProgramInClangAsMlgoPolicyEvalDecides) {
                           quote(log) + " " + quote(c) + " -o " + quote(o));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     mustRun(std::string(MLGO_CLANG) + " -Oz -c " + quote(c) + " -o " + quote(plain));
+    // Without a log nobody reads the default heuristic's decision, so the
+    // plugin skips its cost analysis: the object must not change.
+    std::string unlogged = Work / (name + ".unlogged.o");
+    mustRun(std::string(MLGO_CLANG) + " -Oz -c -fpass-plugin=" + quote(Plugin) + " -mllvm -mlgo-inliner-policy=tflite:" +
+            quote(Model) + " " + quote(c) + " -o " + quote(unlogged));
+    EXPECT_TRUE(readFile(unlogged) == readFile(o)) << name << ": the log changed the code";
     if (fs::exists(log))
       compared += expectLogDecidesAsEval(log);
     objects += " " + quote(o);

@@ -65,6 +65,12 @@ public:
   /// Fixed for the policy's lifetime; asked once, after beginModule.
   virtual std::vector<TensorSpec> extraOutputs() const { return {}; }
 
+  /// Whether decide() reads query.DefaultDecision; asked once, after
+  /// beginModule. When no policy reads it and nothing logs it, the plugin
+  /// skips the default heuristic's cost analysis of every call site (a
+  /// deployed model pays only for its own features).
+  virtual bool usesDefaultDecision() const { return true; }
+
   /// The decision (true: inline). `extra[i]` has extraOutputs()[i].byteSize()
   /// bytes, zeroed, for the policy to fill. An Error fails the compile.
   virtual llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) = 0;
