@@ -283,15 +283,19 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
   j["confinement"] = mergedConfinement(shards);
   j["compile_server"] = mergedCompileServer(shards);
   // What the shards compiled and took from caches, added up.
-  size_t computed = 0, cachedBaselines = 0;
+  size_t computed = 0, cachedBaselines = 0, stored = 0;
   for (const Shard &shard : shards)
     if (shard.Summary && shard.Summary->Value.is_object() && shard.Summary->Value.contains("baselines")) {
       const Json &b = shard.Summary->Value["baselines"];
       if (b.is_object() && b.value("computed", Json()).is_number_unsigned() &&
           b.value("cached", Json()).is_number_unsigned())
         computed += b["computed"].get<size_t>(), cachedBaselines += b["cached"].get<size_t>();
+      if (b.is_object() && b.value("stored", Json()).is_number_unsigned())
+        stored += b["stored"].get<size_t>();
     }
   j["baselines"] = {{"computed", computed}, {"cached", cachedBaselines}};
+  if (stored)
+    j["baselines"]["stored"] = stored;
   j["interrupted"] = false;
   j["modules"] = {{"planned", planned},  {"ok", ok},          {"failed", failed},
                   {"timeout", timedOut}, {"skipped_done", 0}, {"without_log", withoutLog}};

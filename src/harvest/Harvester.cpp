@@ -138,8 +138,9 @@ public:
       if (llvm::Error e = openBaselineCache())
         return e;
     }
-    // --link: the default's linked size is kept there too.
-    if (Options.Link.requested() && !Baselines)
+    // --link: the default's linked size is kept there too; a default
+    // harvest's sizes are the baselines, stored for the next policy's.
+    if ((Options.Link.requested() || fillsBaselines()) && !Baselines)
       if (llvm::Error e = openBaselineCache())
         return e;
     return llvm::Error::success();
@@ -515,6 +516,8 @@ private:
       return;
     }
     record.NativeSize = *size;
+    if (fillsBaselines())
+      fillBaseline(module.Name, *in, *size);
     // --link: the object outlives the work directory until the link.
     if (Options.Link.requested())
       if (llvm::Error e = stageObject(commands.Native, module.Name)) {
@@ -647,6 +650,28 @@ private:
     return *size;
   }
 
+  // A default harvest compiles exactly the baseline (the ordinary inliner's
+  // code, byte for byte): with --baseline_cache, its sizes fill the cache.
+  bool fillsBaselines() const {
+    return Options.Decisions == Problem::Inliner && Options.Policy.How == PolicySpec::Kind::Default &&
+           !Options.BaselineCacheDir.empty();
+  }
+  void fillBaseline(const std::string &module, const ModuleInputs &in, uint64_t size) {
+    auto bitcode = llvm::MemoryBuffer::getFile(in.Bitcode, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!bitcode || !Baselines)
+      return;
+    std::string key =
+        baselineKey({Options.Decisions, Options.Compiler, CompilerIdentity, in.CommandLine}, (*bitcode)->getBuffer());
+    std::string why;
+    if (Baselines->lookup(key, &why))
+      return; // already there: entries are never rewritten by a mere equal
+    // A lost cache entry only costs the next policy a recompile.
+    if (llvm::Error e = Baselines->store(key, size, module))
+      log::warning(module + ": cannot store its baseline in the cache: " + llvm::toString(std::move(e)));
+    else
+      ++BaselinesStored;
+  }
+
   void remember(const std::string &module, uint64_t size) {
     std::lock_guard<std::mutex> lock(SizesMutex);
     DefaultSizes[module] = size;
@@ -655,7 +680,7 @@ private:
   }
 
 public:
-  std::atomic<size_t> BaselinesComputed{0}, BaselinesCached{0};
+  std::atomic<size_t> BaselinesComputed{0}, BaselinesCached{0}, BaselinesStored{0};
 
 private:
   const HarvestOptions &Options;
@@ -867,6 +892,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
                          {"peak_rss_kb", CompileServerPeakRssKb},
                          {"starts", CompileServerStarts}};
   j["baselines"] = {{"computed", BaselinesComputed}, {"cached", BaselinesCached}};
+  if (BaselinesStored)
+    j["baselines"]["stored"] = BaselinesStored;
   if (o.DecisionSites)
     j["decision_sites"] = {{"written", decisionSitesWritten(o)},
                            {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
@@ -1075,6 +1102,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   summary.Seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.BaselinesComputed = harvest.BaselinesComputed;
   summary.BaselinesCached = harvest.BaselinesCached;
+  summary.BaselinesStored = harvest.BaselinesStored;
   if (llvm::Error e = journal.close())
     harvest.stop(llvm::toString(std::move(e)));
   summary.Interrupted = interruptRequested();

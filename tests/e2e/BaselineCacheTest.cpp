@@ -83,6 +83,27 @@ TEST_F(BaselineCacheHarvest, ASecondHarvestCompilesNoBaseline) {
   EXPECT_EQ(baselines(Work / "none"), std::make_pair(size_t(Modules), size_t(0)));
 }
 
+// A default harvest compiles the baselines themselves: with the cache it
+// stores them, and the next policy's harvest compiles none.
+TEST_F(BaselineCacheHarvest, ADefaultHarvestFillsTheCache) {
+  std::string base = Work / "default";
+  mustRun(harvestCommand(*Fixture / "corpus", base,
+                         "--policy=default --num_workers=2 --baseline_cache=" + quote(Work / "cache")));
+  nlohmann::json b = harvestSummary(base)["baselines"];
+  EXPECT_EQ(b["stored"], Modules) << b.dump();
+  EXPECT_EQ(b["computed"], 0) << "a default harvest compiles no extra baseline";
+  EXPECT_EQ(entries().size(), static_cast<size_t>(Modules));
+  for (const auto &[module, record] : journalByModule(base))
+    EXPECT_EQ(record["native_size"].get<uint64_t>(), Reference[module]) << module;
+  mustRun(cached(Work / "random"));
+  EXPECT_EQ(baselines(Work / "random"), std::make_pair(size_t(0), size_t(Modules)));
+  expectReferenceSizes(Work / "random");
+  // Run again: nothing new to store, and the summary says so by leaving it out.
+  mustRun(harvestCommand(*Fixture / "corpus", Work / "again",
+                         "--policy=default --num_workers=2 --baseline_cache=" + quote(Work / "cache")));
+  EXPECT_FALSE(harvestSummary(Work / "again")["baselines"].contains("stored"));
+}
+
 TEST_F(BaselineCacheHarvest, AnEditedOrForeignEntryIsRecomputedNeverTrusted) {
   mustRun(cached(Work / "first"));
   std::vector<std::string> files = entries();

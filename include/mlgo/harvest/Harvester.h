@@ -86,6 +86,7 @@ struct HarvestSummary {
   /// Default-policy baselines compiled this run, and taken from a cache
   /// (this directory's default_sizes.jsonl or --baseline_cache).
   size_t BaselinesComputed = 0, BaselinesCached = 0;
+  size_t BaselinesStored = 0; // a default harvest's sizes written to --baseline_cache
   /// With --link: what became of it (summary.json's `linked`).
   std::optional<LinkResult> Linked;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;
