@@ -248,7 +248,14 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     if (std::error_code ec = llvm::sys::fs::create_directories(joinPath(options.OutputDir, "explore")))
       return llvm::createStringError(ec, "cannot create %s/explore: %s", options.OutputDir.c_str(),
                                      ec.message().c_str());
-    if (llvm::Error e = writeFileAtomically(file, lines))
+    // An interrupted run left this round's trajectories: when they are
+    // exactly these (every order is deterministic), its finished replays
+    // stand and the round resumes; otherwise it starts afresh.
+    bool resume = false;
+    if (auto earlier = llvm::MemoryBuffer::getFile(file, /*IsText=*/false);
+        earlier && (*earlier)->getBuffer() == lines && llvm::sys::fs::exists(harvestJournalPath(dir)))
+      resume = true;
+    else if (llvm::Error e = writeFileAtomically(file, lines))
       return std::move(e);
 
     HarvestOptions round_ = options;
@@ -262,13 +269,14 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Selection.ShardIndex = 0;
     round_.Selection.ShardCount = 1;
     round_.Selection.Filter.reset();
-    round_.Force = true; // a round's trajectories depend on the rounds before: never resumed
+    round_.Force = !resume;
     round_.TFRecordPath.clear();
     round_.Link = {};
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())
       round_.BaselineCacheDir = joinPath(joinPath(options.OutputDir, "explore"), "baselines");
-    log::info("--explore: round " + std::to_string(round) + ": " + std::to_string(members.size()) + " trajectories");
+    log::info("--explore: round " + std::to_string(round) + ": " + std::to_string(members.size()) + " trajectories" +
+              (resume ? " (resumed: the interrupted run's replays of them stand)" : ""));
     auto summary = runHarvest(round_);
     if (!summary)
       return summary.takeError();

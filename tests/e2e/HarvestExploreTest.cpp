@@ -333,4 +333,36 @@ TEST_F(HarvestExplore, WritesMlCompilerOptsTrajectoriesAndProfiles) {
   EXPECT_EQ(check.Out, "ok\n") << check.Err;
 }
 
+// An exploration interrupted in round 2 resumes: the rerun recompiles
+// none of round 1's replays (their trajectories are the same), finishes
+// round 2, and keeps what an uninterrupted run keeps.
+TEST_F(HarvestExplore, AnInterruptedExplorationResumesItsRounds) {
+  std::string marks = Work / "marks";
+  fs::create_directories(marks);
+  // The first round-2 compile interrupts the harvest (as Ctrl-C would).
+  std::string opt = writeScript(Work / "opt-interrupting",
+                                "#!/bin/bash\n"
+                                "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-2*) "
+                                "if [ ! -e " +
+                                    quote(marks + "/interrupted") + " ]; then touch " + quote(marks + "/interrupted") +
+                                    "; kill -INT $PPID; exit 1; fi;; esac; done\n"
+                                    "exec opt-22 \"$@\"\n");
+  std::string out = Work / "out", plain = Work / "plain";
+  std::string flags = "--mode=plugin --explore=2 --explore_order=first --compile_server=off --opt_path=" + quote(opt) +
+                      " --compiler_writable_dir=" + quote(marks);
+  CommandResult first = run(harvest(out, flags));
+  ASSERT_EQ(first.ExitCode, 130) << first.Err;
+  ASSERT_TRUE(fs::exists(marks + "/interrupted"));
+  EXPECT_FALSE(fs::exists(out + "/explore.jsonl"));
+  CommandResult again = run(harvest(out, flags));
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_NE(again.Err.find("round 1: 4 trajectories (resumed"), std::string::npos) << again.Err;
+  nlohmann::json round1 = harvestSummary(out + "/explore/round-1");
+  EXPECT_EQ(round1["modules"]["skipped_done"], 4) << round1.dump();
+  mustRun(harvest(plain, "--mode=plugin --explore=2 --explore_order=first"));
+  EXPECT_EQ(readFile(out + "/explore.jsonl"), readFile(plain + "/explore.jsonl"));
+  for (const std::string &m : Modules)
+    EXPECT_TRUE(readFile(out + "/logs/" + m + ".log") == readFile(plain + "/logs/" + m + ".log")) << m;
+}
+
 } // namespace
