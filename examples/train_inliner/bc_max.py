@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Iterative BC-Max for the inliner, with our tools alone: explore, train,
-export, evaluate on held-out programs (per object and linked), repeat.
+"""Iterative BC-Max for the inliner with our tools alone (explore, train, evaluate, repeat).
+
+Explore, train, export, evaluate on held-out programs (per object and
+linked), repeat.
 
 Round r:
   1. explore: harvest-logs --explore=K over the training corpus with each
@@ -141,8 +143,10 @@ def main():
     parser.add_argument("--work", required=True, help="where every step's output goes (a rerun resumes)")
     parser.add_argument("--rounds", type=int, default=2, help="BC-Max rounds (default 2)")
     parser.add_argument("--explore", type=int, default=7, help="explored trajectories per module (default 7)")
-    parser.add_argument("--epochs", type=int, default=1, help="training epochs per round (default 1)")
-    parser.add_argument("--learning_rate", type=float, default=0.01, help="SGD learning rate (default 0.01)")
+    # Not ml-compiler-opt's 1 epoch at 0.01: on a corpus of this size that
+    # learns only the majority decision (models/inliner-oz/README.md).
+    parser.add_argument("--epochs", type=int, default=20, help="training epochs per round (default 20)")
+    parser.add_argument("--learning_rate", type=float, default=0.1, help="SGD learning rate (default 0.1)")
     parser.add_argument("--seed", type=int, default=0, help="the trainer's seed (default 0)")
     parser.add_argument("--compiler", default="clang", choices=["clang", "opt"],
                         help="harvest-logs --compiler (default clang: each module's own command line)")
