@@ -33,9 +33,8 @@ std::string pluginUnsuitable(const ModeRequest &request) {
     if (request.Decisions == Problem::RegallocEvict && request.Policy.How == PolicySpec::Kind::Default &&
         request.Requested == "plugin")
       return "";
-    return "the register allocator's plugin records only the default eviction advisor, when asked "
-           "(--problem=regalloc-evict --policy=default --mode=plugin); otherwise regalloc runs on the interactive "
-           "channel";
+    return "the register allocator's plugin records only the default eviction advisor "
+           "(--problem=regalloc-evict --policy=default); otherwise regalloc runs on the interactive channel";
   }
   if (request.Policy.How == PolicySpec::Kind::Exec)
     return "exec: policies answer on the interactive channel";
@@ -128,6 +127,17 @@ llvm::Expected<ModeChoice> chooseMode(const ModeRequest &request, const Compiler
   if (r == "interactive" || r == "development") {
     choice.Mode = r == "interactive" ? AdvisorMode::Interactive : AdvisorMode::Development;
     choice.Reason = "--mode=" + r;
+    return choice;
+  }
+  // auto, default eviction traces on an LLVM without development mode: the
+  // regalloc plugin is the only way to them (the interactive channel sends
+  // no default decision), so it is chosen where it is there for this LLVM.
+  if (r == "auto" && request.Decisions == Problem::RegallocEvict && request.Policy.How == PolicySpec::Kind::Default &&
+      !caps.DevelopmentMode && llvm::sys::fs::exists(request.PluginPath) &&
+      caps.MajorVersion == inlinerPluginLlvmMajor()) {
+    choice.Mode = AdvisorMode::Plugin;
+    choice.Reason = "auto: default eviction traces on " + request.Tool + ", which has no development mode, come from " +
+                    request.PluginPath;
     return choice;
   }
   std::string unsuitable = pluginUnsuitable(request);

@@ -185,10 +185,25 @@ TEST_F(HarvestRegalloc, LlcOnOptimizedModules) {
   EXPECT_GT(journalByModule(out)["r1"]["decisions"].get<int>(), 100);
 }
 
-TEST_F(HarvestRegalloc, DefaultPolicyNeedsDevelopmentMode) {
-  CommandResult r = run(harvest(Work / "o", "--problem=regalloc-evict"));
+// Default eviction traces need the compiler's default decision: the
+// interactive channel sends none; --mode=auto takes the regalloc plugin on a
+// stock LLVM (no development mode), where it is built for that LLVM.
+TEST_F(HarvestRegalloc, DefaultPolicyNeedsDevelopmentModeOrThePluginWhichAutoPicks) {
+  CommandResult r = run(harvest(Work / "o", "--problem=regalloc-evict --mode=interactive"));
   EXPECT_EQ(r.ExitCode, 1);
   EXPECT_NE(r.Err.find("default regalloc traces need a development-mode (TFLite) LLVM"), std::string::npos) << r.Err;
+  CommandResult automatic = run(harvest(Work / "auto", "--problem=regalloc-evict"));
+  ASSERT_EQ(automatic.ExitCode, 0) << automatic.Err;
+  EXPECT_EQ(harvestSummary(Work / "auto")["mode"], "plugin") << harvestSummary(Work / "auto").dump();
+  size_t logs = 0;
+  for (const auto &[module, record] : journalByModule(Work / "auto")) {
+    EXPECT_EQ(record["status"], "ok") << record.dump();
+    logs += record["log_written"].get<bool>();
+  }
+  EXPECT_GT(logs, 0u);
+  // Another LLVM's plugin (here: none at all) is not taken: the old error.
+  CommandResult missing = run(harvest(Work / "m", "--problem=regalloc-evict --plugin_path=" + quote(Work / "none.so")));
+  EXPECT_EQ(missing.ExitCode, 1) << missing.Err;
   EXPECT_EQ(run(harvest(Work / "o", "--problem=regalloc-evict --compiler=opt --policy=random:0.5")).ExitCode, 2);
 }
 
