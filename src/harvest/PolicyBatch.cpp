@@ -111,6 +111,7 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     }
     result.BaselinesComputed += summary->BaselinesComputed;
     result.BaselinesCached += summary->BaselinesCached;
+    result.BaselinesStored += summary->BaselinesStored;
     result.Interrupted = summary->Interrupted;
     result.Stopped = summary->Stopped;
   }
@@ -187,13 +188,15 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     return e;
   if (policies.front().Options.Link.requested())
     result.LinksNotMade = addLinkedSizes(policies, totals);
-  nlohmann::ordered_json summary = {
-      {"modules", plan->size()},
-      {"policies", totals},
-      {"cells", result.Cells},
-      {"failed_cells", result.FailedCells},
-      {"baselines", {{"computed", result.BaselinesComputed}, {"cached", result.BaselinesCached}}},
-      {"interrupted", result.Interrupted}};
+  nlohmann::ordered_json summary = {{"modules", plan->size()},
+                                    {"policies", totals},
+                                    {"cells", result.Cells},
+                                    {"failed_cells", result.FailedCells},
+                                    {"baselines",
+                                     {{"computed", result.BaselinesComputed},
+                                      {"cached", result.BaselinesCached},
+                                      {"stored", result.BaselinesStored}}},
+                                    {"interrupted", result.Interrupted}};
   if (llvm::Error e = writeFileAtomically(joinPath(outputDir, "evaluation.json"), summary.dump(2) + "\n"))
     return e;
   return result;

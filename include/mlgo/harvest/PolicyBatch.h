@@ -26,6 +26,7 @@ struct BatchPolicy {
 struct BatchResult {
   size_t Policies = 0, FailedPolicies = 0, Cells = 0, FailedCells = 0;
   size_t BaselinesComputed = 0, BaselinesCached = 0; // this run's, over all policies
+  size_t BaselinesStored = 0;                        // by the default policy's harvest: its sizes are the baselines
   size_t LinksNotMade = 0;                           // --link: policies without a linked binary
   bool Interrupted = false;
   std::optional<std::string> Stopped;
