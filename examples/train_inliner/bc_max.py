@@ -73,8 +73,11 @@ def explore(args, base_policy, out):
     if os.path.exists(summary) and "explore" in read_json(summary):
         log("explore %s: done before (%s)" % (base_policy, out))
         return read_json(summary)["explore"], 0.0
-    if os.path.exists(out):
-        shutil.rmtree(out)  # an interrupted exploration is redone whole
+    # An interrupted exploration resumes (harvest-logs keeps the finished
+    # compiles of the base harvest and of each round); only one interrupted
+    # after it wrote its table is refused by harvest-logs, so it starts over.
+    if os.path.exists(os.path.join(out, "explore.jsonl")):
+        shutil.rmtree(out)
     seconds = run([tool(args, "harvest-logs"), "--corpus=" + args.train_corpus, "--output_dir=" + out,
                    "--policy=" + base_policy, "--explore=%d" % args.explore] + harvest_flags(args))
     found = read_json(summary)["explore"]
@@ -104,9 +107,7 @@ def evaluate(args, name, corpus, policy, out):
     """--policies=default,tflite:POLICY on one held-out corpus: per-object and linked totals."""
     evaluation = os.path.join(out, "evaluation.json")
     seconds = 0.0
-    if not os.path.exists(evaluation):
-        if os.path.exists(out):
-            shutil.rmtree(out)
+    if not os.path.exists(evaluation):  # an interrupted batch resumes
         command = [tool(args, "harvest-logs"), "--corpus=" + corpus, "--output_dir=" + out,
                    "--policies=default,tflite:" + os.path.abspath(policy),
                    "--baseline_cache=" + os.path.join(args.work, "baselines")] + harvest_flags(args)

@@ -18,16 +18,11 @@ public:
       : Path(std::move(path)), Set(std::move(set)), ThenModel(std::move(thenModel)) {}
 
   llvm::Error beginModule(llvm::StringRef module) override {
-    Followed = nullptr;
-    auto followed = trajectoryOf(Set, Path, module);
-    if (!followed)
-      return followed.takeError();
-    Module = module.str();
-    Followed = *followed;
-    Next = 0;
     Then.reset();
-    if (!Followed->Then.empty()) {
-      auto then = thenPolicy(Followed->Then, ThenModel);
+    if (llvm::Error e = Cursor.begin(Set, Path, module))
+      return e;
+    if (!Cursor.followed().Then.empty()) {
+      auto then = thenPolicy(Cursor.followed().Then, ThenModel);
       if (!then)
         return then.takeError();
       Then = std::move(*then);
@@ -49,14 +44,13 @@ public:
         return decided.takeError();
       own = std::move(*decided);
     }
-    size_t step = Next++;
-    if (step < Followed->Recorded.size()) {
-      int64_t decision = Followed->Recorded[step];
-      return std::string(reinterpret_cast<const char *>(&decision), sizeof(decision));
-    }
-    if (own)
+    auto recorded = Cursor.next();
+    if (!recorded)
+      return recorded.takeError();
+    if (!*recorded)
       return std::move(*own);
-    return llvm::createStringError("%s", replayLengthMismatch(Module, Followed->Recorded.size(), step + 1).c_str());
+    int64_t decision = **recorded;
+    return std::string(reinterpret_cast<const char *>(&decision), sizeof(decision));
   }
 
   llvm::Expected<std::string> pluginPolicyForModule(const std::string &work) override {
@@ -67,7 +61,7 @@ public:
     std::error_code ec;
     llvm::raw_fd_ostream os(file, ec);
     if (!ec) {
-      os << trajectoryLine(Module, Followed->Recorded, Followed->Then);
+      os << trajectoryLine(Cursor.module(), Cursor.followed().Recorded, Cursor.followed().Then);
       os.close();
       ec = os.error();
     }
@@ -84,7 +78,7 @@ public:
   llvm::StringRef loggedOutputBytes() const override { return Then ? Then->loggedOutputBytes() : llvm::StringRef(); }
 
   llvm::Error endModule(size_t decisions) override {
-    if (std::optional<std::string> why = replayMismatch(Module, *Followed, decisions))
+    if (std::optional<std::string> why = replayMismatch(Cursor.module(), Cursor.followed(), decisions))
       return llvm::createStringError("%s", why->c_str());
     return llvm::Error::success();
   }
@@ -110,12 +104,11 @@ private:
         "replay: a trajectory can only continue with default, random:P:SEED or tflite:DIR, not %s", text.c_str());
   }
 
-  std::string Path, Module;
+  std::string Path;
   TrajectorySet Set;
   std::string ThenModel; // the tflite: directory a `then` may name ("" : none)
-  const Trajectory *Followed = nullptr;
+  ReplayCursor Cursor;
   std::unique_ptr<Policy> Then;
-  size_t Next = 0;
 };
 
 } // namespace

@@ -97,4 +97,24 @@ llvm::Expected<const Trajectory *> trajectoryOf(const TrajectorySet &set, llvm::
   return &it->second;
 }
 
+llvm::Error ReplayCursor::begin(const TrajectorySet &set, llvm::StringRef path, llvm::StringRef module) {
+  Followed = nullptr;
+  auto followed = trajectoryOf(set, path, module);
+  if (!followed)
+    return followed.takeError();
+  Followed = *followed;
+  Module = module.str();
+  Next = 0;
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::optional<bool>> ReplayCursor::next() {
+  size_t step = Next++;
+  if (step < Followed->Recorded.size())
+    return std::optional<bool>(Followed->Recorded[step]);
+  if (!Followed->Then.empty())
+    return std::optional<bool>();
+  return llvm::createStringError("%s", replayLengthMismatch(Module, Followed->Recorded.size(), step + 1).c_str());
+}
+
 } // namespace mlgo

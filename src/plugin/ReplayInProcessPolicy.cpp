@@ -13,15 +13,11 @@ public:
   ReplayDecisions(std::string path, TrajectorySet set) : Path(std::move(path)), Set(std::move(set)) {}
 
   llvm::Error beginModule(llvm::StringRef module, llvm::ArrayRef<TensorSpec> features) override {
-    auto followed = trajectoryOf(Set, Path, module);
-    if (!followed)
-      return followed.takeError();
-    Module = module.str();
-    Followed = *followed;
-    Next = 0;
     Then.reset();
-    if (!Followed->Then.empty()) {
-      auto then = makeInProcessPolicy(Followed->Then);
+    if (llvm::Error e = Cursor.begin(Set, Path, module))
+      return e;
+    if (!Cursor.followed().Then.empty()) {
+      auto then = makeInProcessPolicy(Cursor.followed().Then);
       if (!then)
         return then.takeError();
       Then = std::move(*then);
@@ -48,20 +44,17 @@ public:
         return decided.takeError();
       own = *decided;
     }
-    size_t step = Next++;
-    if (step < Followed->Recorded.size())
-      return static_cast<bool>(Followed->Recorded[step]);
-    if (own)
-      return *own;
-    return llvm::createStringError("%s", replayLengthMismatch(Module, Followed->Recorded.size(), step + 1).c_str());
+    auto recorded = Cursor.next();
+    if (!recorded)
+      return recorded.takeError();
+    return *recorded ? **recorded : *own;
   }
 
 private:
-  std::string Path, Module;
+  std::string Path;
   TrajectorySet Set;
-  const Trajectory *Followed = nullptr;
+  ReplayCursor Cursor;
   std::unique_ptr<InProcessPolicy> Then;
-  size_t Next = 0;
 };
 
 InProcessPolicyRegistration Replay("replay",

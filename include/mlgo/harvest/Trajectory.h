@@ -53,6 +53,25 @@ std::string trajectoryLine(llvm::StringRef module, const DecisionSequence &decis
 /// (exactly its length; with Then, at least its length); else why not.
 std::optional<std::string> replayMismatch(llvm::StringRef module, const Trajectory &trajectory, size_t asked);
 
+/// One module's replay as both hosts (the harvester's replay policy and the
+/// plugin's) follow it: the recorded decisions in order, then the `then`
+/// policy's, or an error when the compile asks for more than recorded.
+class ReplayCursor {
+public:
+  /// Follows `module`'s trajectory in `set` (read from `path`).
+  llvm::Error begin(const TrajectorySet &set, llvm::StringRef path, llvm::StringRef module);
+  const Trajectory &followed() const { return *Followed; }
+  const std::string &module() const { return Module; }
+  /// The next step's recorded decision; past the record, nullopt when a
+  /// `then` policy decides it, else the length-mismatch error.
+  llvm::Expected<std::optional<bool>> next();
+
+private:
+  const Trajectory *Followed = nullptr;
+  std::string Module;
+  size_t Next = 0;
+};
+
 /// Why replaying `recorded` decisions failed after the compile asked for
 /// `asked` (more or fewer than recorded), for the journal's detail.
 std::string replayLengthMismatch(llvm::StringRef module, size_t recorded, size_t asked);
