@@ -22,16 +22,26 @@ std::string batchPolicyDir(const std::string &outputDir, size_t k) {
 
 namespace {
 
-// Policy k's `linked` as its harvest recorded it (summary.json), so that a
-// resumed batch reports the links of earlier runs too; null when none.
-nlohmann::ordered_json recordedLink(const BatchPolicy &policy) {
+// Policy k's summary.json entry `key` (`linked`, `explore`) as its harvest
+// recorded it, so that a resumed batch reports earlier runs' too; null when none.
+nlohmann::ordered_json recordedEntry(const BatchPolicy &policy, const char *key) {
   auto buffer = llvm::MemoryBuffer::getFile(joinPath(policy.Options.OutputDir, "summary.json"), /*IsText=*/true);
   if (!buffer)
     return nullptr;
   auto summary = nlohmann::ordered_json::parse((*buffer)->getBuffer(), nullptr, /*allow_exceptions=*/false);
-  if (!summary.is_object() || !summary.contains("linked") || !summary["linked"].is_object())
+  if (!summary.is_object() || !summary.contains(key) || !summary[key].is_object())
     return nullptr;
-  return summary["linked"];
+  return summary[key];
+}
+
+// --explore: explores policy p's finished harvest; "" or why it could not.
+std::string explorePolicy(const BatchPolicy &p, const ExploreSettings &explore, BatchResult &result) {
+  auto explored = runExploration(p.Options, explore);
+  if (!explored)
+    return "--explore: " + llvm::toString(explored.takeError());
+  result.Interrupted = explored->Interrupted;
+  result.Stopped = explored->Stopped;
+  return "";
 }
 
 // --link with --policies: each policy's linked sizes and their change
@@ -42,7 +52,7 @@ size_t addLinkedSizes(const std::vector<BatchPolicy> &policies, nlohmann::ordere
   std::optional<size_t> baseline;
   size_t notMade = 0;
   for (size_t k = 0; k < policies.size(); ++k) {
-    links.push_back(recordedLink(policies[k]));
+    links.push_back(recordedEntry(policies[k], "linked"));
     bool ok = links.back().is_object() && links.back()["status"] == "ok";
     notMade += !ok;
     if (!baseline && policies[k].Options.Policy.How == PolicySpec::Kind::Default && ok)
@@ -76,7 +86,7 @@ size_t addLinkedSizes(const std::vector<BatchPolicy> &policies, nlohmann::ordere
 } // namespace
 
 llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, const std::string &outputDir,
-                                           const std::string &baselineCache) {
+                                           const std::string &baselineCache, const ExploreSettings &explore) {
   if (policies.empty())
     return llvm::createStringError("--policies: no policy given");
   // The cells every policy owes: the selection, planned once.
@@ -103,6 +113,15 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     }
     log::info("policy " + std::to_string(k) + " of " + std::to_string(policies.size()) + ": " + p.Spec + " into " +
               p.Options.OutputDir);
+    if (explore.Trajectories) {
+      // Its base harvest and exploration finished in an earlier run; the
+      // harvest would rewrite summary.json without the exploration.
+      if (llvm::sys::fs::exists(joinPath(p.Options.OutputDir, "explore.jsonl"))) {
+        log::info("policy " + std::to_string(k) + " (" + p.Spec + "): explored by an earlier run (explore.jsonl)");
+        continue;
+      }
+      prepareBaseHarvest(p.Options, explore);
+    }
     auto summary = runHarvest(p.Options);
     if (!summary) {
       runErrors[k] = llvm::toString(summary.takeError());
@@ -114,6 +133,11 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     result.BaselinesStored += summary->BaselinesStored;
     result.Interrupted = summary->Interrupted;
     result.Stopped = summary->Stopped;
+    if (explore.Trajectories && !result.Interrupted && !result.Stopped) {
+      runErrors[k] = explorePolicy(p, explore, result);
+      if (!runErrors[k].empty())
+        log::error("policy " + std::to_string(k) + " (" + p.Spec + "): " + runErrors[k]);
+    }
   }
 
   // The table: one cell per policy and planned module, from each harvest's
@@ -182,6 +206,8 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
                                     {"size_change", defaultSize ? static_cast<double>(size) / defaultSize - 1 : 0.0},
                                     {"mean_reward", rewarded ? nlohmann::ordered_json(rewardSum / rewarded) : nullptr},
                                     {"error", error}};
+    if (explore.Trajectories)
+      total["explore"] = recordedEntry(p, "explore");
     totals.push_back(std::move(total));
   }
   if (llvm::Error e = writeFileAtomically(joinPath(outputDir, "evaluation.jsonl"), table))

@@ -366,3 +366,49 @@ TEST_F(HarvestExplore, AnInterruptedExplorationResumesItsRounds) {
 }
 
 } // namespace
+
+// --policies with --explore: each policy is a base policy, explored in its
+// own directory exactly as a harvest of that policy alone explores it; the
+// evaluation counts the kept trajectories; a rerun explores nothing again.
+TEST_F(HarvestExplore, EveryPolicyOfABatchIsExploredAsItWouldBeAlone) {
+  const std::string flags = "--mode=plugin --explore=2 --explore_order=first";
+  const std::vector<std::string> specs = {"default", "random:0.5:11"};
+  std::string batch = Work / "batch";
+  CommandResult r = run(harvest(batch, flags + " --policies=" + specs[0] + "," + specs[1]));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  checkSchema("evaluation_summary.schema.json", batch + "/evaluation.json", false);
+  nlohmann::json evaluation = nlohmann::json::parse(readFile(batch + "/evaluation.json"));
+  for (size_t k = 0; k < specs.size(); ++k) {
+    std::string alone = Work / ("alone-" + std::to_string(k)), dir = batch + "/policies/" + std::to_string(k);
+    mustRun(harvest(alone, flags + " --policy=" + specs[k]));
+    EXPECT_EQ(readFile(dir + "/explore.jsonl"), readFile(alone + "/explore.jsonl")) << specs[k];
+    for (const std::string &m : Modules)
+      EXPECT_TRUE(readFile(dir + "/logs/" + m + ".log") == readFile(alone + "/logs/" + m + ".log")) << specs[k] << m;
+    nlohmann::json explored = harvestSummary(alone)["explore"], total = evaluation["policies"][k];
+    EXPECT_EQ(total["explore"]["kept_total_size"], explored["kept_total_size"]) << total.dump();
+    EXPECT_EQ(total["explore"]["base_total_size"], explored["base_total_size"]) << total.dump();
+    // The policy's cells are its kept trajectories.
+    EXPECT_EQ(total["native_size"], explored["kept_total_size"]) << total.dump();
+  }
+  // Run again: both explorations stand, nothing is compiled.
+  std::string before = readFile(batch + "/policies/1/explore.jsonl");
+  CommandResult again = run(harvest(batch, flags + " --policies=" + specs[0] + "," + specs[1]));
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_EQ(again.Err.find("--explore: round"), std::string::npos) << again.Err;
+  EXPECT_EQ(readFile(batch + "/policies/1/explore.jsonl"), before);
+  nlohmann::json rerun = nlohmann::json::parse(readFile(batch + "/evaluation.json"));
+  EXPECT_EQ(rerun["policies"], evaluation["policies"]);
+  EXPECT_EQ(rerun["baselines"]["computed"], 0) << rerun.dump();
+}
+
+TEST_F(HarvestExplore, ABatchWithAPolicyThatCannotBeExploredIsRefused) {
+  CommandResult r =
+      run(harvest(Work / "b", "--mode=plugin --explore=2 --explore_order=first --policies=default,exec:/bin/true"));
+  EXPECT_EQ(r.ExitCode, 2) << r.Err;
+  EXPECT_NE(r.Err.find("policy exec:/bin/true"), std::string::npos) << r.Err;
+  EXPECT_FALSE(fs::exists(Work / "b/policies"));
+  CommandResult tfrecord = run(harvest(Work / "t", "--mode=plugin --policies=default,random:0.5:1 --tfrecord=" +
+                                                       quote(Work / "t.tfrecord")));
+  EXPECT_EQ(tfrecord.ExitCode, 2) << tfrecord.Err;
+  EXPECT_NE(tfrecord.Err.find("--tfrecord with --policies"), std::string::npos) << tfrecord.Err;
+}

@@ -228,7 +228,9 @@ int main(int argc, char **argv) {
                  "each replaying the newest one up to a step, flipping it and following the base policy afterwards; "
                  "the smallest native size is kept in logs/<module>.log (ties go to the base). OUT/explore.jsonl lists "
                  "every trajectory, summary.json's explore the totals; each round is a replay harvest in "
-                 "OUT/explore/round-<r>/. 0: the plain harvest.")
+                 "OUT/explore/round-<r>/. With --policies, each policy is a base policy, explored in "
+                 "OUT/policies/<k>/, and evaluation.json gives its kept totals (and its base ones in explore). 0: "
+                 "the plain harvest.")
       ->capture_default_str();
   app.add_option("--explore_order", exploreOrder,
                  "Which step an exploration flips, after the previous flip: uncertain (the one the base policy was "
@@ -329,8 +331,10 @@ int main(int argc, char **argv) {
       return usage("--policies: " + text + ": " + llvm::toString(parsed.takeError()));
     batchSpecs.push_back(*parsed);
   }
-  if (explore && !policies.empty())
-    return usage("--explore explores one base policy (--policy); --policies is not supported with it yet");
+  // One dataset path would be written by every policy in turn.
+  if (!policies.empty() && !o.TFRecordPath.empty())
+    return usage("--tfrecord with --policies: each policy's harvest is its own dataset (OUT/policies/<k>/); write one "
+                 "with merge-harvest --tfrecord or the Python package, or harvest that policy alone");
   auto spec = parsePolicy(policies.empty() ? policy : "default");
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
@@ -416,10 +420,29 @@ int main(int argc, char **argv) {
   log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") + o.CompileServerReason +
             ")");
 
+  ExploreSettings exploration;
+  exploration.Trajectories = explore;
+  if (explore) {
+    if (llvm::Error e = parseExploreOrder(exploreOrder, exploration)) {
+      log::error(llvm::toString(std::move(e)));
+      return 2;
+    }
+    // Every base policy of a batch, or the one.
+    for (const BatchPolicy &p : batch)
+      if (std::string why = explorationUnsupported(p.Options, exploration); !why.empty()) {
+        log::error("--explore: policy " + p.Spec + ": " + why);
+        return 2;
+      }
+    if (std::string why = explorationUnsupported(o, exploration); batch.empty() && !why.empty()) {
+      log::error("--explore: " + why);
+      return 2;
+    }
+  }
+
   if (!batch.empty()) {
     for (BatchPolicy &p : batch)
       p.Options.UseCompileServer = o.UseCompileServer, p.Options.CompileServerReason = o.CompileServerReason;
-    auto result = runPolicyBatch(std::move(batch), o.OutputDir, o.BaselineCacheDir);
+    auto result = runPolicyBatch(std::move(batch), o.OutputDir, o.BaselineCacheDir, exploration);
     if (!result) {
       log::error(llvm::toString(result.takeError()));
       return 1;
@@ -443,17 +466,7 @@ int main(int argc, char **argv) {
     return strict && result->FailedCells ? 3 : 0;
   }
 
-  ExploreSettings exploration;
-  exploration.Trajectories = explore;
   if (explore) {
-    if (llvm::Error e = parseExploreOrder(exploreOrder, exploration)) {
-      log::error(llvm::toString(std::move(e)));
-      return 2;
-    }
-    if (std::string why = explorationUnsupported(o, exploration); !why.empty()) {
-      log::error("--explore: " + why);
-      return 2;
-    }
     // --tfrecord holds the kept trajectories, in ml-compiler-opt's imitation
     // format: written after the exploration, not by the base harvest.
     exploration.TrajectoryTFRecord = o.TFRecordPath;

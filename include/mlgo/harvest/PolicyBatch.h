@@ -4,9 +4,12 @@
 // mergeable with merge-harvest as any harvest), and all of them share one
 // baseline cache, so each module's default size is compiled once for the
 // batch. The table OUT/evaluation.jsonl has one cell per policy and module;
-// OUT/evaluation.json the per-policy totals.
+// OUT/evaluation.json the per-policy totals. With --explore, each policy is
+// also explored as a base policy (Exploration.h) in its own directory, and
+// its cells are its kept trajectories.
 #pragma once
 
+#include "mlgo/harvest/Exploration.h"
 #include "mlgo/harvest/Harvester.h"
 
 #include "llvm/Support/Error.h"
@@ -38,8 +41,10 @@ std::string batchPolicyDir(const std::string &outputDir, size_t k);
 /// Runs every policy's harvest in turn with the baseline cache `baselineCache`
 /// (OUT/baselines when ""), then writes the table. A policy that cannot start
 /// or whose harvest fails costs its own cells (status "failed", reason
-/// "policy_failed"); an Error means the batch could not run at all.
+/// "policy_failed"); an Error means the batch could not run at all. With
+/// `explore` (K > 0), each policy's harvest is then explored, unless its
+/// directory holds a finished exploration already (a rerun).
 llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, const std::string &outputDir,
-                                           const std::string &baselineCache);
+                                           const std::string &baselineCache, const ExploreSettings &explore = {});
 
 } // namespace mlgo
