@@ -407,8 +407,8 @@ TEST_F(HarvestExplore, ABatchWithAPolicyThatCannotBeExploredIsRefused) {
   EXPECT_EQ(r.ExitCode, 2) << r.Err;
   EXPECT_NE(r.Err.find("policy exec:/bin/true"), std::string::npos) << r.Err;
   EXPECT_FALSE(fs::exists(Work / "b/policies"));
-  CommandResult tfrecord = run(harvest(Work / "t", "--mode=plugin --policies=default,random:0.5:1 --tfrecord=" +
-                                                       quote(Work / "t.tfrecord")));
+  CommandResult tfrecord = run(
+      harvest(Work / "t", "--mode=plugin --policies=default,random:0.5:1 --tfrecord=" + quote(Work / "t.tfrecord")));
   EXPECT_EQ(tfrecord.ExitCode, 2) << tfrecord.Err;
   EXPECT_NE(tfrecord.Err.find("--tfrecord with --policies"), std::string::npos) << tfrecord.Err;
 }
