@@ -99,6 +99,24 @@ def trajectories(out):
     write(out, t, "bad", '{"module":"../x","decisions":[2,"1",true]}\n')
 
 
+def explored_shards(out):
+    t = "explored_shards"
+    def line(module, trajectory, size, kept, decisions, flipped=None):
+        return ('{"module":"%s","trajectory":%d,"base_policy":"default","flipped_step":%s,"status":"%s",'
+                '"reason":"","detail":"","native_size":%s,"kept":%s,"decisions":%s}\n' % (
+                    module, trajectory, "null" if flipped is None else flipped, "ok" if size else "failed",
+                    size if size else "null", "true" if kept else "false",
+                    decisions if size else "null"))
+    shard0 = (line("a.o", 0, 120, False, "[1,0,1]") + line("a.o", 1, 110, True, "[0,0,1]", 0) +
+              line("a.o", 2, None, False, None, 1) + line("lib/b.o", 0, 40, True, "[]"))
+    shard1 = line("c.o", 0, 300, True, "[1]") + line("c.o", 1, 310, False, "[0]", 0)
+    write(out, t, "good", shard0 + "--\n" + shard1)
+    write(out, t, "foreign", shard0 + "--\n" + line("a.o", 0, 1, True, "[]"))
+    write(out, t, "two-kept", line("a.o", 0, 1, True, "[1]") + line("a.o", 1, 1, True, "[0]", 0) + "--\n")
+    write(out, t, "gap", line("c.o", 0, 1, True, "[]") + "--\n" + line("c.o", 2, 1, False, "[]"))
+    write(out, t, "types", '{"module":7,"trajectory":-1,"kept":"yes","decisions":[2]}\n--\n')
+
+
 def shell_words(out):
     t = "shell_words"
     write(out, t, "quotes", "clang -c 'a b.c' \"x\\\"y\" c\\ d -o out.o")
@@ -376,7 +394,7 @@ def main():
     p.add_argument("--clang", default="clang-22")
     p.add_argument("--llvm-ar", default="llvm-ar-22")
     a = p.parse_args()
-    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, trajectories,
+    for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, trajectories, explored_shards,
                  shell_words, training_log,
                  tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
                  mir2vec_vocab, openke):

@@ -2,6 +2,7 @@
 #include "mlgo/support/Version.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
+#include "mlgo/harvest/ExploredShards.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/log/LogDataset.h"
@@ -315,6 +316,40 @@ Json mergedSummary(const MergeOptions &o, const Json &settings, const std::vecto
   return j;
 }
 
+// An explored merge's own files in the staging directory: explore.jsonl,
+// ml-compiler-opt's profiles and, with --tfrecord, its trajectories (from the
+// staged kept logs, so that the summary can say what was written). Returns
+// the summary's explore. The merged journal must describe every kept log.
+llvm::Expected<Json> writeMergedExploration(MergedExploration &merged,
+                                            const std::map<std::string, const HarvestRecord *> &records,
+                                            const std::string &staging, const std::string &outputDir,
+                                            const std::string &tfrecord) {
+  for (ImitationModule &m : merged.Modules) {
+    auto record = records.find(m.Name);
+    if (record == records.end() || record->second->NativeSize != std::optional<uint64_t>(m.KeptSize))
+      return llvm::createStringError("explore.jsonl keeps a trajectory of '%s' of %llu bytes that its shard's "
+                                     "journal does not describe: the shard is not one harvest-logs --explore wrote",
+                                     m.Name.c_str(), static_cast<unsigned long long>(m.KeptSize));
+    m.KeptLog = harvestLogPath(staging, m.Name);
+  }
+  if (llvm::Error e = writeFileAtomically(joinPath(staging, "explore.jsonl"), merged.Table))
+    return std::move(e);
+  if (llvm::Error e = writeImitationProfiles(merged.Modules, joinPath(staging, "profile")))
+    return std::move(e);
+  Json explore = merged.Summary;
+  explore["profiles"] = joinPath(outputDir, "profile");
+  if (!tfrecord.empty()) {
+    auto totals = writeImitationTrajectories(merged.Modules, tfrecord);
+    if (!totals)
+      return totals.takeError();
+    explore["trajectory_tfrecord"] = {{"path", tfrecord},
+                                      {"records", totals->Records},
+                                      {"steps", totals->Steps},
+                                      {"without_decisions", totals->SkippedWithoutDecisions}};
+  }
+  return explore;
+}
+
 llvm::Error errnoError(const char *what, const std::string &path) {
   int err = errno;
   return llvm::createStringError(std::error_code(err, std::generic_category()), "%s %s: %s", what, path.c_str(),
@@ -509,6 +544,20 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
 
   if (llvm::Error e = checkReplaceable(o.OutputDir, o.ShardDirs))
     return e;
+  // Explored shards (--explore): their trajectory tables, checked, joined.
+  std::vector<ExploredShard> exploredShards;
+  for (const Shard &shard : shards) {
+    if (!shard.Exists)
+      continue;
+    ExploredShard &e = exploredShards.emplace_back();
+    e.Dir = shard.Dir, e.Name = shardName(shard, count);
+    e.Summary = shard.Summary ? &shard.Summary->Value : nullptr;
+    for (const auto &[name, line] : shard.Journal)
+      e.Modules.insert(name);
+  }
+  auto exploration = mergeExploredShards(exploredShards);
+  if (!exploration)
+    return exploration.takeError();
 
   MergeResult result;
   result.Planned = plan->size();
@@ -619,12 +668,21 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   result.Merged = lines.size();
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "harvest.jsonl"), journal))
     return e;
+  std::optional<Json> explore;
+  if (*exploration) {
+    auto written = writeMergedExploration(**exploration, records, staging, outputDir, o.TFRecordPath);
+    if (!written)
+      return written.takeError();
+    explore = std::move(*written);
+  }
   if (!defaultSizes.empty())
     if (llvm::Error e = writeFileAtomically(joinPath(staging, "default_sizes.jsonl"), sizesHeader + defaultSizes))
       return e;
   Json summary = mergedSummary(o, *settings, shards, plan->size(), lines, result);
   if (sites)
     summary["decision_sites"] = {{"written", true}, {"reason", ""}};
+  if (explore)
+    summary["explore"] = std::move(*explore);
   if (llvm::Error e = writeFileAtomically(joinPath(staging, "summary.json"), summary.dump(2) + "\n"))
     return e;
   // Every name made in the staging tree is durable before the rename that
@@ -639,7 +697,7 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
   cleanup.Dir.clear();
   // The dataset as harvest-logs --tfrecord writes it, streamed from the
   // merged logs now in place.
-  if (!o.TFRecordPath.empty()) {
+  if (!o.TFRecordPath.empty() && !explore) {
     auto totals = writeTFRecordDataset(
         harvestDatasetInputs(*parseProblem((*settings)["problem"].get<std::string>()), outputDir, *plan, records),
         o.TFRecordPath);

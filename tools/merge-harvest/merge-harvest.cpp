@@ -33,7 +33,8 @@ int main(int argc, char **argv) {
       ->required();
   app.add_option("--tfrecord,--output_path", o.TFRecordPath,
                  "Also write the dataset (TFRecord of SequenceExample), modules in plan order, as harvest-logs "
-                 "--tfrecord does.");
+                 "--tfrecord does; for explored shards (--explore), the kept trajectories in ml-compiler-opt's "
+                 "imitation format.");
   app.add_option("--modules_filter,--module_filter", filter, "The shards' --modules_filter.");
   app.add_option("--sampling_rate", o.Selection.SamplingRate, "The shards' --sampling_rate.")
       ->check(CLI::Range(0.0, 1.0))

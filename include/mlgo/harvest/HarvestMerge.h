@@ -2,6 +2,8 @@
 // --shard=I/N, one directory per shard) into one harvest directory equal to a
 // one-machine run over the whole selection: the same logs/ tree, one journal
 // and summary in plan order, and the TFRecord dataset in plan order.
+// Explored shards (--explore) also give the one-machine exploration's
+// explore.jsonl, profiles and imitation TFRecord (ExploredShards.h).
 #pragma once
 
 #include "mlgo/harvest/ModulePlan.h"
