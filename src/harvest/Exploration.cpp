@@ -8,8 +8,10 @@
 #include "mlgo/harvest/StepCertainty.h"
 #include "mlgo/harvest/Trajectory.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
+#include "mlgo/support/MoveFile.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -122,6 +124,26 @@ bool loadCertainty(const ExploreSettings &settings, const HarvestOptions &option
   return true;
 }
 
+// --link: the kept trajectories' objects in place of the base's, linked as
+// the harvest links (OUT/link/linked); the rounds' other objects removed.
+llvm::Expected<LinkResult> linkKept(const HarvestOptions &options, const ExploreSettings &settings,
+                                    const std::vector<ModuleChain> &chains, unsigned rounds) {
+  for (const ModuleChain &chain : chains)
+    for (const Explored &t : chain.Trajectories)
+      if (t.Kept && t.Round != 0)
+        if (llvm::Error e = moveFile(stagedObjectPath(roundDir(options, t.Round), chain.Name),
+                                     stagedObjectPath(options.OutputDir, chain.Name)))
+          return std::move(e);
+  HarvestOptions kept = options;
+  kept.Link.KeepObjects = settings.KeepObjects;
+  auto linked = relinkHarvest(kept);
+  for (unsigned round = 1; round <= rounds; ++round)
+    if (llvm::Error e = removeTreeBeneath(roundDir(options, round), ".mlgo-harvest/objects"))
+      log::warning("--explore: cannot remove round " + std::to_string(round) +
+                   "'s objects: " + llvm::toString(std::move(e)));
+  return linked;
+}
+
 } // namespace
 
 std::string ExploreSettings::describeOrder() const {
@@ -161,8 +183,6 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
     return "the base policy must be default, random:P[:SEED] or tflite:DIR (a trajectory follows it after its flip)";
   if (options.Mode == AdvisorMode::Development)
     return "explored trajectories are replayed by the harvester or the plugin: use --mode=plugin or interactive";
-  if (options.Link.requested())
-    return "--link is not supported with --explore yet";
   if (settings.How == ExploreSettings::Order::Uncertain) {
     if (base == PolicySpec::Kind::Random)
       return "--explore_order=uncertain (the default) needs the base policy's certainty, and random:P has none: "
@@ -175,9 +195,13 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
   return "";
 }
 
-void prepareBaseHarvest(HarvestOptions &options, const ExploreSettings &settings) {
+void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
   if (settings.How == ExploreSettings::Order::Uncertain && certaintySource(options) == CertaintySource::CostMargin)
     options.DecisionSites = true;
+  if (options.Link.requested()) {
+    settings.KeepObjects = options.Link.KeepObjects;
+    options.Link.KeepObjects = true;
+  }
 }
 
 llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings) {
@@ -221,6 +245,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   result.Modules = chains.size();
   std::string then = pluginPolicy(options.Policy); // "default" or "random:P:SEED", exactly the parsed spec
 
+  unsigned rounds = 0; // that ran
   for (unsigned round = 1; round <= settings.Trajectories; ++round) {
     std::string lines;
     std::set<std::string> members;
@@ -243,6 +268,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     }
     if (members.empty())
       break;
+    rounds = round;
     std::string dir = roundDir(options, round);
     std::string file = dir + ".jsonl";
     if (std::error_code ec = llvm::sys::fs::create_directories(joinPath(options.OutputDir, "explore")))
@@ -272,6 +298,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Force = !resume;
     round_.TFRecordPath.clear();
     round_.Link = {};
+    round_.Link.StageOnly = options.Link.requested(); // a kept trajectory's object is linked
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())
       round_.BaselineCacheDir = joinPath(joinPath(options.OutputDir, "explore"), "baselines");
@@ -368,6 +395,14 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   }
   if (llvm::Error e = journal.close())
     return std::move(e);
+  std::optional<LinkResult> keptLink;
+  if (options.Link.requested()) {
+    auto linked = linkKept(options, settings, chains, rounds);
+    if (!linked)
+      return linked.takeError();
+    keptLink = std::move(*linked);
+    result.Linked = keptLink->ok();
+  }
   if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "explore.jsonl"), table))
     return std::move(e);
 
@@ -414,6 +449,25 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
                                       {"records", tfrecord->Records},
                                       {"steps", tfrecord->Steps},
                                       {"without_decisions", tfrecord->SkippedWithoutDecisions}};
+  if (keptLink) {
+    // `linked` describes OUT/link/linked, the kept trajectories' program now.
+    Json base = summary.contains("linked") && summary["linked"].is_object() ? summary["linked"] : Json();
+    bool bothLinked = keptLink->ok() && base.is_object() && base.value("status", "") == "ok";
+    auto sizes = [](const Json &linked) -> Json {
+      return linked.is_object() && linked.value("status", "") == "ok" ? linked["sizes"] : Json();
+    };
+    Json kept = keptLink->toJson();
+    auto change = [&](const char *size) -> Json {
+      if (!bothLinked || base["sizes"][size].get<double>() <= 0)
+        return nullptr;
+      return kept["sizes"][size].get<double>() / base["sizes"][size].get<double>() - 1;
+    };
+    explore["linked"] = {{"base", sizes(base)},
+                         {"kept", sizes(kept)},
+                         {"text_change", change("text")},
+                         {"allocated_change", change("allocated")}};
+    summary["linked"] = kept;
+  }
   summary["explore"] = explore;
   if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
     return std::move(e);

@@ -111,7 +111,7 @@ public:
       if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, dir))
         return llvm::createStringError("cannot create %s: %s", joinPath(Options.OutputDir, dir).c_str(),
                                        llvm::toString(std::move(e)).c_str());
-    if (Options.Link.requested())
+    if (Options.Link.stagesObjects())
       if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, ".mlgo-harvest/objects"))
         return llvm::createStringError("cannot create %s: %s",
                                        joinPath(Options.OutputDir, ".mlgo-harvest/objects").c_str(),
@@ -519,7 +519,7 @@ private:
     if (fillsBaselines())
       fillBaseline(module.Name, *in, *size);
     // --link: the object outlives the work directory until the link.
-    if (Options.Link.requested())
+    if (Options.Link.stagesObjects())
       if (llvm::Error e = stageObject(commands.Native, module.Name)) {
         writeFailed(record, std::move(e));
         return;
@@ -785,6 +785,14 @@ void keepOrFindDefaultLink(const HarvestOptions &options, const Harvest &harvest
                                           : why;
 }
 
+void logLinkResult(const LinkResult &result) {
+  if (result.ok())
+    log::info("linked " + std::to_string(result.Objects) + " objects: " + result.Output + ", text " +
+              std::to_string(result.Sizes->Text) + " bytes, allocated " + std::to_string(result.Sizes->allocated()));
+  else
+    log::error("link " + result.Status + ": " + result.Reason);
+}
+
 LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, const std::vector<std::string> &order,
                        const std::string &orderSource, const std::map<std::string, HarvestRecord> &done,
                        const HarvestSummary &summary) {
@@ -801,11 +809,7 @@ LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, co
   LinkResult result = linkHarvest(request);
   if (harvest.baselineCache())
     keepOrFindDefaultLink(options, harvest, order, result);
-  if (result.ok())
-    log::info("linked " + std::to_string(result.Objects) + " objects: " + result.Output + ", text " +
-              std::to_string(result.Sizes->Text) + " bytes, allocated " + std::to_string(result.Sizes->allocated()));
-  else
-    log::error("link " + result.Status + ": " + result.Reason);
+  logLinkResult(result);
   return result;
 }
 
@@ -916,6 +920,32 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   return j;
 }
 
+llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options) {
+  auto corpus = readCorpusDescription(options.CorpusDir);
+  if (!corpus)
+    return corpus.takeError();
+  auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
+  if (!plan)
+    return plan.takeError();
+  std::string orderSource;
+  auto order = linkOrderOf(options, *corpus, *plan, orderSource);
+  if (!order)
+    return order.takeError();
+  auto journal = readHarvestJournal(harvestJournalPath(options.OutputDir));
+  if (!journal)
+    return journal.takeError();
+  std::map<std::string, const HarvestRecord *> latest;
+  for (const HarvestJournalLine &line : journal->Latest)
+    latest[line.Record.Module] = &line.Record;
+  LinkRequest request{options.Link, options.OutputDir, *order, orderSource, {}, options.CompilerWritableDirs};
+  for (const std::string &module : *order)
+    if (auto it = latest.find(module); it == latest.end() || !it->second->ok())
+      request.NotOk.push_back(module + " (" + (it == latest.end() ? "not compiled" : it->second->Status) + ")");
+  LinkResult result = linkHarvest(request);
+  logLinkResult(result);
+  return result;
+}
+
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   // Before anything in the output directory is read or removed; the lock's
   // directory made without following a link planted in its place.
@@ -1010,7 +1040,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     }
     // --link needs every object: one removed after an earlier link is made again.
     bool objectMissing =
-        finished && options.Link.requested() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
+        finished && options.Link.stagesObjects() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
     recompiledForLink += objectMissing && !options.Force;
     if (finished && !objectMissing && !options.Force)
       ++summary.Skipped;

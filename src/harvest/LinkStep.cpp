@@ -1,8 +1,11 @@
 #include "mlgo/harvest/LinkStep.h"
 
+#include "mlgo/support/BeneathPath.h"
+
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/ShellWords.h"
 
@@ -199,7 +202,9 @@ LinkResult linkHarvest(const LinkRequest &request) {
 
   // A fresh directory: the linker may write only here (its output and
   // temporary files), so it is the confinement's root.
-  if (llvm::Error e = ensureDirectory(linkDir)) {
+  // (Made afresh each time: the directory was just removed, and
+  // ensureDirectory remembers what it made in this process.)
+  if (llvm::Error e = makeDirectoriesBeneath(request.OutputDir, "link")) {
     result.Status = "failed";
     result.Reason = "cannot create " + linkDir + ": " + llvm::toString(std::move(e));
     return result;

@@ -120,8 +120,10 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
         log::info("policy " + std::to_string(k) + " (" + p.Spec + "): explored by an earlier run (explore.jsonl)");
         continue;
       }
-      prepareBaseHarvest(p.Options, explore);
     }
+    ExploreSettings exploring = explore; // this policy's (prepareBaseHarvest notes its --keep_objects)
+    if (explore.Trajectories)
+      prepareBaseHarvest(p.Options, exploring);
     auto summary = runHarvest(p.Options);
     if (!summary) {
       runErrors[k] = llvm::toString(summary.takeError());
@@ -134,7 +136,7 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     result.Interrupted = summary->Interrupted;
     result.Stopped = summary->Stopped;
     if (explore.Trajectories && !result.Interrupted && !result.Stopped) {
-      runErrors[k] = explorePolicy(p, explore, result);
+      runErrors[k] = explorePolicy(p, exploring, result);
       if (!runErrors[k].empty())
         log::error("policy " + std::to_string(k) + " (" + p.Spec + "): " + runErrors[k]);
     }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -167,6 +168,49 @@ TEST_F(HarvestLink, DefaultAndRandomPolicyBinariesRunAlike) {
   ASSERT_EQ(b.ExitCode, 0) << b.Err;
   EXPECT_NE(a.Out.find("sum "), std::string::npos) << a.Out;
   EXPECT_EQ(a.Out, b.Out);
+}
+
+// --explore with --link: the program linked is the kept trajectories' (the
+// binary a fresh --policy=replay: harvest of them links, byte for byte in
+// what it maps), the base's link is kept beside it for comparison, and the
+// rounds' objects are gone.
+TEST_F(HarvestLink, AnExplorationLinksItsKeptTrajectories) {
+  std::string out = Work / "explored", base = Work / "base", replayed = Work / "replayed";
+  const std::string flags = "--compiler=clang --mode=plugin --policy=random:0.5:7 ";
+  CommandResult r = run(harvest(out, flags + "--explore=3 --explore_order=first " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  mustRun(harvest(base, flags + linkFlag()));
+  nlohmann::json summary = harvestSummary(out), linked = summary["explore"]["linked"];
+  ASSERT_EQ(summary["linked"]["status"], "ok") << summary.dump(2);
+  EXPECT_EQ(linked["base"], harvestSummary(base)["linked"]["sizes"]) << linked.dump();
+  EXPECT_EQ(linked["kept"], summary["linked"]["sizes"]) << linked.dump();
+  ASSERT_GT(summary["explore"]["improved"].get<int>(), 0) << "no kept trajectory differs from the base";
+  EXPECT_NE(linked["kept"], linked["base"]);
+  mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " " +
+          quote(std::string(MLGO_SOURCE_DIR) + "/corpus_formats/harvest_summary.schema.json") + " " +
+          quote(out + "/summary.json"));
+  EXPECT_DOUBLE_EQ(linked["text_change"].get<double>(),
+                   linked["kept"]["text"].get<double>() / linked["base"]["text"].get<double>() - 1);
+
+  std::string lines;
+  std::istringstream table(readFile(out + "/explore.jsonl"));
+  for (std::string line; std::getline(table, line);) {
+    nlohmann::json t = nlohmann::json::parse(line);
+    if (t["kept"])
+      lines += nlohmann::json{{"module", t["module"]}, {"decisions", t["decisions"]}}.dump() + "\n";
+  }
+  writeFile(Work / "kept.jsonl", lines);
+  mustRun(harvest(replayed,
+                  "--compiler=clang --mode=plugin --policy=replay:" + quote(Work / "kept.jsonl") + " " + linkFlag()));
+  EXPECT_EQ(harvestSummary(replayed)["linked"]["sizes"], linked["kept"]);
+  EXPECT_TRUE(sameImage(out + "/link/linked", replayed + "/link/linked"));
+  CommandResult program = run(quote(out + "/link/linked"));
+  EXPECT_EQ(program.ExitCode, 0) << program.Err;
+  EXPECT_EQ(program.Out, run(quote(base + "/link/linked")).Out);
+  // Objects go once linked (no --keep_objects), the rounds' too.
+  EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"));
+  for (int round = 1; round <= 3; ++round)
+    EXPECT_FALSE(fs::exists(out + "/explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects")) << round;
 }
 
 TEST_F(HarvestLink, LinkOrderFileSetsTheOrderAndUnknownNamesAreErrors) {

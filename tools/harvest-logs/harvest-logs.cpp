@@ -501,7 +501,8 @@ int main(int argc, char **argv) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;
   }
-  if (summary->Linked && !summary->Linked->ok())
+  // Exploring goes on without the base's link: the kept trajectories' link then says why too.
+  if (summary->Linked && !summary->Linked->ok() && !explore)
     return LinkNotMadeExitCode;
   if (explore) {
     auto explored = runExploration(o, exploration);
@@ -519,6 +520,8 @@ int main(int argc, char **argv) {
               " modules; " + std::to_string(explored->Improved) + " improved; total native size " +
               std::to_string(explored->BaseTotalSize) + " -> " + std::to_string(explored->KeptTotalSize) +
               ". Table: " + joinPath(o.OutputDir, "explore.jsonl"));
+    if (explored->Linked && !*explored->Linked)
+      return LinkNotMadeExitCode;
   }
   if (strict && (summary->Failed || summary->TimedOut))
     return 3;

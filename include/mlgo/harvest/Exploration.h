@@ -27,6 +27,9 @@ struct ExploreSettings {
   /// --tfrecord: the kept trajectories in ml-compiler-opt's imitation format
   /// (ImitationDataset.h); "" : none.
   std::string TrajectoryTFRecord;
+  /// --link: the user's --keep_objects (the base harvest keeps its objects
+  /// for the kept trajectories' link either way: prepareBaseHarvest).
+  bool KeepObjects = false;
   std::string describeOrder() const;
 };
 
@@ -34,18 +37,20 @@ struct ExploreSettings {
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings);
 
 /// Why `options` cannot be explored as `settings` say ("" when they can):
-/// the inliner, a default, random:P:SEED or tflite: base policy, no --link;
+/// the inliner, a default, random:P:SEED or tflite: base policy;
 /// uncertain needs the base policy's certainty (the default heuristic's in
 /// plugin mode, or a tflite: policy's logits).
 std::string explorationUnsupported(const HarvestOptions &options, const ExploreSettings &settings);
 
 /// What the base harvest must also write for `settings`: the sites files
-/// (cost_margin) when the default heuristic's certainty orders the steps.
-void prepareBaseHarvest(HarvestOptions &options, const ExploreSettings &settings);
+/// (cost_margin) when the default heuristic's certainty orders the steps;
+/// with --link, its objects, which the kept trajectories' link needs.
+void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings);
 
 struct ExploreResult {
   size_t Modules = 0, Explored = 0, FailedTrajectories = 0, Improved = 0;
   uint64_t BaseTotalSize = 0, KeptTotalSize = 0;
+  std::optional<bool> Linked; // --link: whether the kept trajectories' program was linked
   bool Interrupted = false;
   std::optional<std::string> Stopped;
 };
@@ -53,7 +58,9 @@ struct ExploreResult {
 /// Explores every module the base harvest in options.OutputDir finished ok;
 /// keeps each module's smallest trajectory in logs/<m>.log (and a journal
 /// record for it), writes OUT/explore.jsonl and adds `explore` to
-/// OUT/summary.json. An Error means a round could not run at all.
+/// OUT/summary.json. With --link, links the kept trajectories' objects into
+/// OUT/link/linked (summary.json's `linked` then describes that program,
+/// and `explore.linked` compares it with the base's). An Error means a round could not run at all.
 llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings);
 
 } // namespace mlgo

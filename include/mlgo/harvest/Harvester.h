@@ -110,4 +110,9 @@ std::string shardSpec(const ModuleSelection &selection);
 /// are in the journal and the summary.
 llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options);
 
+/// --link again over options.OutputDir's staged objects, as the harvest's
+/// link step makes it (order, modules that are not ok), from the journal's
+/// latest records: --explore links its kept trajectories' objects so.
+llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options);
+
 } // namespace mlgo

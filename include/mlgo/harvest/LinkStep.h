@@ -25,7 +25,11 @@ struct LinkSettings {
   std::string OrderFile;                 // one module name per line; "" = the corpus' order
   bool KeepObjects = false;
   double TimeoutSeconds = 300;
+  /// Keep each module's object for a link made later, but make none now
+  /// (the rounds of --explore: the kept trajectories' objects are linked).
+  bool StageOnly = false;
   bool requested() const { return !Template.empty(); }
+  bool stagesObjects() const { return requested() || StageOnly; }
 };
 
 /// Splits a --link template into words; an error unless it has both
