@@ -12,11 +12,19 @@ interactive channel (LLVM's training-log format):
 After each observation it must write the decision as 8 bytes (a little-endian
 int64: 0 = do not inline, 1 = inline) to stdout and flush.
 
+With MLGO_POLICY_CERTAINTY=1 in its environment (harvest-logs --explore with
+the default --explore_order=uncertain sets it), each decision is followed by
+8 more bytes: a little-endian float64, how sure the policy was (smaller is
+less sure; a model would send the gap between its two probabilities). The
+exploration flips the least sure decisions first. Here a made-up stand-in:
+how far the call graph's node count is from 20.5.
+
 This policy answers with the compiler's own default decision (the
 `inlining_default` feature), so its logs equal --policy=default's. Replace
 `decide()` with a model call to serve a learned policy.
 """
 import json
+import os
 import struct
 import sys
 
@@ -43,8 +51,13 @@ def decide(features):
     return features["inlining_default"][0]
 
 
+def certainty(features):
+    return abs(float(features["node_count"][0]) - 20.5)
+
+
 def main():
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    send_certainty = os.environ.get("MLGO_POLICY_CERTAINTY") == "1"
     features = []
     while True:
         line = stdin.readline()
@@ -54,7 +67,10 @@ def main():
         if "features" in record:
             features = record["features"]
         elif "observation" in record:
-            stdout.write(struct.pack("<q", int(decide(read_tensors(stdin, features)))))
+            values = read_tensors(stdin, features)
+            stdout.write(struct.pack("<q", int(decide(values))))
+            if send_certainty:
+                stdout.write(struct.pack("<d", certainty(values)))
             stdout.flush()
 
 

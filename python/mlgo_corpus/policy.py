@@ -11,6 +11,12 @@
 
     $ harvest-logs --corpus=corpus --output_dir=out --policy=exec:'python3 my_policy.py'
 
+When harvest-logs explores with this policy as the base
+(--explore, --explore_order=uncertain) it sets MLGO_POLICY_CERTAINTY=1, and
+decide() then returns (decision, certainty): how sure it was, smaller being
+less sure (e.g. |p(yes) - p(no)|); the exploration flips the least sure
+decisions first. serve() sends it after the decision as a float64.
+
 serve() reads the compiler's channel bytes that harvest-logs forwards on
 standard input (LLVM's training-log format: a header per module, context
 lines, one observation per decision) with the tools' own C++ reader, calls
@@ -61,11 +67,13 @@ def serve(decide: Callable[..., object], stdin_fd: int = 0, stdout_fd: int = 1, 
 
     decide gets {feature name: numpy array}; with pass_stream=True also a
     Stream (its features, advice spec, context and count so far). It returns
-    the decision: a number (or an array of the advice's size). A malformed
+    the decision: a number (or an array of the advice's size); with
+    MLGO_POLICY_CERTAINTY=1 in the environment, (decision, certainty). A malformed
     channel raises MlgoError; harvest-logs then sees the policy exit and
     fails the module with policy_error (the policy's stderr is kept in
     OUT/policy.<slot>.stderr).
     """
+    certainty = os.environ.get("MLGO_POLICY_CERTAINTY") == "1"
     out = os.fdopen(os.dup(stdout_fd), "wb", buffering=0)
     stream: Optional[Stream] = None
     answered = 0
@@ -77,7 +85,13 @@ def serve(decide: Callable[..., object], stdin_fd: int = 0, stdout_fd: int = 1, 
                 stream.context = value
             elif kind == "observation" and stream is not None:
                 decision = decide(value, stream) if pass_stream else decide(value)
-                out.write(_reply_bytes(decision, stream.advice))
+                if certainty:
+                    if not isinstance(decision, tuple) or len(decision) != 2:
+                        raise ValueError("MLGO_POLICY_CERTAINTY=1: decide() must return (decision, certainty)")
+                    decision, sure = decision
+                    out.write(_reply_bytes(decision, stream.advice) + struct.pack("<d", float(sure)))
+                else:
+                    out.write(_reply_bytes(decision, stream.advice))
                 stream.observations += 1
                 answered += 1
     finally:

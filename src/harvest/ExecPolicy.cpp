@@ -16,12 +16,15 @@ namespace {
 
 class ExecPolicy : public Policy {
 public:
-  ExecPolicy(std::string command, std::string stderrPath)
-      : Command(std::move(command)), StderrPath(std::move(stderrPath)) {}
+  ExecPolicy(std::string command, std::string stderrPath, bool certainty)
+      : Command(std::move(command)), StderrPath(std::move(stderrPath)), Certainty(certainty) {}
 
   llvm::Error beginStream(const LogHeader &header, Deadline deadline) override {
     if (!Process || !Process->running()) {
-      auto child = ChildProcess::spawn({{"/bin/sh", "-c", Command}, "/dev/null", StderrPath, true, true});
+      std::vector<std::string> argv = {"/bin/sh", "-c", Command};
+      if (Certainty) // env execs the shell: the same process tree
+        argv.insert(argv.begin(), {"/usr/bin/env", "MLGO_POLICY_CERTAINTY=1"});
+      auto child = ChildProcess::spawn({argv, "/dev/null", StderrPath, true, true});
       if (!child)
         return child.takeError();
       Process.emplace(std::move(*child));
@@ -49,7 +52,7 @@ public:
     record += '\n';
     if (llvm::Error e = send(record, deadline))
       return e;
-    size_t size = query.Advice.byteSize();
+    size_t size = query.Advice.byteSize() + (Certainty ? sizeof(double) : 0);
     std::string reply(size, '\0');
     size_t got = 0;
     while (got < size) {
@@ -67,8 +70,19 @@ public:
                        " reply bytes for observation " + std::to_string(observation.observationIndex()));
       got += static_cast<size_t>(n);
     }
+    if (Certainty) {
+      CertaintyBytes = reply.substr(query.Advice.byteSize());
+      reply.resize(query.Advice.byteSize());
+    }
     return reply;
   }
+
+  std::vector<TensorSpec> loggedOutputs() const override {
+    if (!Certainty)
+      return {};
+    return {TensorSpec{"policy_certainty", ElementType::Double, {1}, 0}};
+  }
+  llvm::StringRef loggedOutputBytes() const override { return CertaintyBytes; }
 
   void abandonModule() override { stop(); }
   ~ExecPolicy() override { stop(); }
@@ -134,13 +148,15 @@ private:
   }
 
   std::string Command, StderrPath;
+  bool Certainty;
+  std::string CertaintyBytes; // the last decision's, as the policy sent it
   std::optional<ChildProcess> Process;
 };
 
 } // namespace
 
-std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath) {
-  return std::make_unique<ExecPolicy>(std::move(command), std::move(stderrPath));
+std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath, bool certainty) {
+  return std::make_unique<ExecPolicy>(std::move(command), std::move(stderrPath), certainty);
 }
 
 } // namespace mlgo

@@ -106,7 +106,14 @@ llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, c
 
 // Where the base policy's certainty comes from.
 CertaintySource certaintySource(const HarvestOptions &options) {
-  return options.Policy.How == PolicySpec::Kind::TFLite ? CertaintySource::Logits : CertaintySource::CostMargin;
+  switch (options.Policy.How) {
+  case PolicySpec::Kind::TFLite:
+    return CertaintySource::Logits;
+  case PolicySpec::Kind::Exec:
+    return CertaintySource::PolicyCertainty;
+  default:
+    return CertaintySource::CostMargin;
+  }
 }
 
 // Reads a successful trajectory's certainty when the order needs it; false
@@ -179,8 +186,10 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
   if (options.Decisions != Problem::Inliner)
     return "only the inliner's decisions are explored";
   PolicySpec::Kind base = options.Policy.How;
-  if (base != PolicySpec::Kind::Default && base != PolicySpec::Kind::Random && base != PolicySpec::Kind::TFLite)
-    return "the base policy must be default, random:P[:SEED] or tflite:DIR (a trajectory follows it after its flip)";
+  if (base != PolicySpec::Kind::Default && base != PolicySpec::Kind::Random && base != PolicySpec::Kind::TFLite &&
+      base != PolicySpec::Kind::Exec)
+    return "the base policy must be default, random:P[:SEED], tflite:DIR or exec:CMD (a trajectory follows it after "
+           "its flip)";
   if (options.Mode == AdvisorMode::Development)
     return "explored trajectories are replayed by the harvester or the plugin: use --mode=plugin or interactive";
   if (settings.How == ExploreSettings::Order::Uncertain) {
@@ -198,6 +207,9 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
 void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
   if (settings.How == ExploreSettings::Order::Uncertain && certaintySource(options) == CertaintySource::CostMargin)
     options.DecisionSites = true;
+  // An exec policy sends its certainty only when asked (the protocol grows by a float64 per decision).
+  if (settings.How == ExploreSettings::Order::Uncertain && options.Policy.How == PolicySpec::Kind::Exec)
+    options.Policy.ExecCertainty = true;
   if (options.Link.requested()) {
     settings.KeepObjects = options.Link.KeepObjects;
     options.Link.KeepObjects = true;
@@ -243,7 +255,9 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   for (size_t i = 0; i < chains.size(); ++i)
     chainOf[chains[i].Name] = i;
   result.Modules = chains.size();
-  std::string then = pluginPolicy(options.Policy); // "default" or "random:P:SEED", exactly the parsed spec
+  // "default", "random:P:SEED" (exactly the parsed spec), "tflite:DIR" or the run's "exec:CMD".
+  std::string then =
+      options.Policy.How == PolicySpec::Kind::Exec ? "exec:" + options.Policy.Command : pluginPolicy(options.Policy);
 
   unsigned rounds = 0; // that ran
   for (unsigned round = 1; round <= settings.Trajectories; ++round) {

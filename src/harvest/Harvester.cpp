@@ -704,10 +704,18 @@ llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options
     return makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); // loaded once per worker
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);
-  case PolicySpec::Kind::Replay:
-    return makeReplayPolicy(options.Policy.ReplayFile, options.Policy.ModelDir);
+  case PolicySpec::Kind::Replay: {
+    // A `then` may name the run's model or command only (PolicySpec).
+    ReplayThen then{options.Policy.ModelDir, {}, stderrPath};
+    if (!options.Policy.Command.empty()) {
+      then.Exec.How = PolicySpec::Kind::Exec;
+      then.Exec.Command = options.Policy.Command;
+      then.Exec.ExecCertainty = options.Policy.ExecCertainty;
+    }
+    return makeReplayPolicy(options.Policy.ReplayFile, then);
+  }
   case PolicySpec::Kind::Exec:
-    return makeExecPolicy(options.Policy.Command, stderrPath);
+    return makeExecPolicy(options.Policy.Command, stderrPath, options.Policy.ExecCertainty);
   default:
     return makeDefaultPolicy(); // model: the compiler decides (development mode)
   }

@@ -9,27 +9,46 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 namespace mlgo {
 namespace {
 
 class ReplayPolicy : public Policy {
 public:
-  ReplayPolicy(std::string path, TrajectorySet set, std::string thenModel)
-      : Path(std::move(path)), Set(std::move(set)), ThenModel(std::move(thenModel)) {}
+  ReplayPolicy(std::string path, TrajectorySet set, ReplayThen allowed)
+      : Path(std::move(path)), Set(std::move(set)), Allowed(std::move(allowed)) {}
 
   llvm::Error beginModule(llvm::StringRef module) override {
-    Then.reset();
+    Then = nullptr;
     if (llvm::Error e = Cursor.begin(Set, Path, module))
       return e;
     if (!Cursor.followed().Then.empty()) {
-      auto then = thenPolicy(Cursor.followed().Then, ThenModel);
-      if (!then)
-        return then.takeError();
-      Then = std::move(*then);
+      // Made once per worker and spec, as the run's own policy is (an exec
+      // policy's process serves module after module).
+      std::unique_ptr<Policy> &then = ThenPolicies[Cursor.followed().Then];
+      if (!then) {
+        auto made = thenPolicy(Cursor.followed().Then);
+        if (!made)
+          return made.takeError();
+        then = std::move(*made);
+      }
+      Then = then.get();
       if (llvm::Error e = Then->beginModule(module))
         return e;
     }
     return llvm::Error::success();
+  }
+
+  llvm::Error beginStream(const LogHeader &header, Deadline deadline) override {
+    return Then ? Then->beginStream(header, deadline) : llvm::Error::success();
+  }
+  llvm::Error context(llvm::StringRef name, Deadline deadline) override {
+    return Then ? Then->context(name, deadline) : llvm::Error::success();
+  }
+  void abandonModule() override {
+    if (Then)
+      Then->abandonModule();
   }
 
   llvm::Expected<std::string> decide(const Query &query, Deadline deadline) override {
@@ -84,10 +103,10 @@ public:
   }
 
 private:
-  // The policies a trajectory may follow after its recorded prefix.
-  // A model only when it is the one the run was given (the file is data:
-  // it does not choose what we read).
-  static llvm::Expected<std::unique_ptr<Policy>> thenPolicy(const std::string &text, const std::string &model) {
+  // The policies a trajectory may follow after its recorded prefix. A model
+  // or a command only when it is the one the run was given (the file is
+  // data: it does not choose what we read or run).
+  llvm::Expected<std::unique_ptr<Policy>> thenPolicy(const std::string &text) const {
     auto spec = parsePolicy(text);
     if (!spec)
       return spec.takeError();
@@ -96,28 +115,35 @@ private:
     if (spec->How == PolicySpec::Kind::Random)
       return makeRandomPolicy(spec->Probability, spec->Seed);
     if (spec->How == PolicySpec::Kind::TFLite) {
-      if (model.empty() || spec->ModelDir != model)
+      if (Allowed.Model.empty() || spec->ModelDir != Allowed.Model)
         return llvm::createStringError("replay: `then` names %s, a model this run was not given", text.c_str());
       return makeTFLitePolicy(spec->ModelDir, Problem::Inliner);
     }
+    if (spec->How == PolicySpec::Kind::Exec) {
+      if (Allowed.Exec.Command.empty() || spec->Command != Allowed.Exec.Command)
+        return llvm::createStringError("replay: `then` names %s, a command this run was not given", text.c_str());
+      return makeExecPolicy(Allowed.Exec.Command, Allowed.StderrPath, Allowed.Exec.ExecCertainty);
+    }
     return llvm::createStringError(
-        "replay: a trajectory can only continue with default, random:P:SEED or tflite:DIR, not %s", text.c_str());
+        "replay: a trajectory can only continue with default, random:P:SEED, tflite:DIR or exec:CMD, not %s",
+        text.c_str());
   }
 
   std::string Path;
   TrajectorySet Set;
-  std::string ThenModel; // the tflite: directory a `then` may name ("" : none)
+  ReplayThen Allowed;
   ReplayCursor Cursor;
-  std::unique_ptr<Policy> Then;
+  std::map<std::string, std::unique_ptr<Policy>> ThenPolicies;
+  Policy *Then = nullptr; // this module's, one of ThenPolicies
 };
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const std::string &thenModel) {
+llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const ReplayThen &then) {
   auto set = readTrajectories(path);
   if (!set)
     return set.takeError();
-  return std::make_unique<ReplayPolicy>(path, std::move(*set), thenModel);
+  return std::make_unique<ReplayPolicy>(path, std::move(*set), then);
 }
 
 } // namespace mlgo

@@ -31,9 +31,10 @@ llvm::Error parseTrajectoryLine(llvm::StringRef line, llvm::StringRef where, std
   }
   trajectory.Then.clear();
   if (auto then = value.find("then"); then != value.end()) {
-    if (!then->is_string() || (*then != "default" && !then->get_ref<const std::string &>().starts_with("random:") &&
-                               !then->get_ref<const std::string &>().starts_with("tflite:")))
-      return fail("`then` of " + module + " must be \"default\", \"random:P:SEED\" or \"tflite:DIR\"");
+    // Which model or command it may name is the replaying host's check (the run's own only).
+    auto is = [&](const char *prefix) { return then->get_ref<const std::string &>().starts_with(prefix); };
+    if (!then->is_string() || (*then != "default" && !is("random:") && !is("tflite:") && !is("exec:")))
+      return fail("`then` of " + module + " must be \"default\", \"random:P:SEED\", \"tflite:DIR\" or \"exec:CMD\"");
     trajectory.Then = then->get<std::string>();
   }
   return llvm::Error::success();

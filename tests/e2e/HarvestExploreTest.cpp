@@ -403,10 +403,10 @@ TEST_F(HarvestExplore, EveryPolicyOfABatchIsExploredAsItWouldBeAlone) {
 }
 
 TEST_F(HarvestExplore, ABatchWithAPolicyThatCannotBeExploredIsRefused) {
-  CommandResult r =
-      run(harvest(Work / "b", "--mode=plugin --explore=2 --explore_order=first --policies=default,exec:/bin/true"));
+  CommandResult r = run(harvest(
+      Work / "b", "--mode=plugin --explore=2 --explore_order=first --policies=default,replay:/nonexistent.jsonl"));
   EXPECT_EQ(r.ExitCode, 2) << r.Err;
-  EXPECT_NE(r.Err.find("policy exec:/bin/true"), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("policy replay:/nonexistent.jsonl"), std::string::npos) << r.Err;
   EXPECT_FALSE(fs::exists(Work / "b/policies"));
   CommandResult tfrecord = run(
       harvest(Work / "t", "--mode=plugin --policies=default,random:0.5:1 --tfrecord=" + quote(Work / "t.tfrecord")));
@@ -523,4 +523,43 @@ TEST_F(ExploredShards, AShardThatWasNotExploredOrLiesIsRefused) {
   fs::remove(shards[0] + "/explore.jsonl");
   writeFile(shards[0] + "/explore.jsonl", table);
   EXPECT_EQ(run(merge(Work / "good", shards)).ExitCode, 0);
+}
+
+// An exec: base policy (interactive mode): asked for its certainty
+// (MLGO_POLICY_CERTAINTY=1), it sends a float64 after each decision, which
+// the log keeps as policy_certainty; each flip is where it was least sure,
+// the rounds continue with the policy's own answers, and a plain harvest
+// does not ask. scripts/echo_default_policy.py's certainty is
+// |node_count - 20.5| of the observation.
+TEST_F(HarvestExplore, UncertainFollowsAnExecPolicysOwnCertainty) {
+  std::string policy = "exec:/usr/bin/python3 " + std::string(MLGO_SOURCE_DIR) + "/scripts/echo_default_policy.py";
+  std::string out = Work / "out", plain = Work / "plain";
+  CommandResult r = run(harvest(out, "--mode=interactive --explore=3 --policy=" + quote(policy)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_GT(harvestSummary(out)["explore"]["explored"].get<int>(), 0);
+  mustRun(harvest(plain, "--mode=interactive --policy=" + quote(policy)));
+  for (const std::string &m : Modules) {
+    auto observations = readObservations(plain + "/logs/" + m + ".log");
+    ASSERT_FALSE(observations.empty()) << m;
+    EXPECT_FALSE(observations.front().Features.count("policy_certainty")) << "a plain harvest does not ask for it";
+  }
+  size_t logged = 0;
+  expectUncertainChain(out, plain, [&](const std::string &dir, const std::string &m) {
+    std::vector<double> certainty;
+    for (const LoggedObservation &o : readObservations(dir + "/logs/" + m + ".log")) {
+      double expected = std::fabs(o.Features.at("node_count").at(0) - 20.5);
+      if (dir != plain) { // a round's log holds what the policy sent
+        EXPECT_DOUBLE_EQ(o.Features.at("policy_certainty").at(0), expected) << dir << " " << m;
+        ++logged;
+      }
+      certainty.push_back(expected);
+    }
+    return certainty;
+  });
+  EXPECT_GT(logged, 0u);
+  // Without certainty the order must be given.
+  CommandResult first =
+      run(harvest(Work / "first", "--mode=interactive --explore=2 --explore_order=first --policy=" + quote(policy)));
+  ASSERT_EQ(first.ExitCode, 0) << first.Err;
+  EXPECT_EQ(harvestSummary(Work / "first")["explore"]["order"], "first");
 }

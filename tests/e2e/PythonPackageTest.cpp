@@ -156,6 +156,27 @@ TEST_F(PythonPackage, ServedPoliciesAnswerTheCompilerAsExecPolicies) {
   EXPECT_NE(stderrText.find("decide() returned 2 values"), std::string::npos) << stderrText;
 }
 
+// A served policy that returns (decision, certainty) explores as the
+// standalone example policy with the same certainty does, byte for byte.
+TEST_F(PythonPackage, AServedPolicyGivesItsCertaintyToTheExploration) {
+  std::string served = "exec:" + Python + script("serve_policy.py") + " certain";
+  std::string example = "exec:/usr/bin/python3 " + std::string(MLGO_SOURCE_DIR) + "/scripts/echo_default_policy.py";
+  for (const auto &[name, policy] : {std::pair{"served", served}, std::pair{"example", example}}) {
+    CommandResult r =
+        run(harvestCommand(corpus(), Work / name, "--num_workers=2 --explore=2 --policy=" + quote(policy)));
+    ASSERT_EQ(r.ExitCode, 0) << name << ": " << r.Err;
+  }
+  std::string table = readFile(Work / "served/explore.jsonl");
+  EXPECT_NE(table.find("\"flipped_step\":"), std::string::npos);
+  // The tables name their own base policy; the rest is the same.
+  auto withoutPolicy = [](std::string text, const std::string &policy) {
+    for (size_t at; (at = text.find(policy)) != std::string::npos;)
+      text.erase(at, policy.size());
+    return text;
+  };
+  EXPECT_EQ(withoutPolicy(table, served), withoutPolicy(readFile(Work / "example/explore.jsonl"), example));
+}
+
 // export_policy: a torch network trained on a harvest's logs, exported, makes
 // the torch model's decisions on every logged observation under our
 // evaluator, under TFLite itself (npm; when installed) and inside the
@@ -218,10 +239,10 @@ TEST_F(PythonPackage, TheBCMaxLoopRunsTwoRoundsAndEvaluatesLinked) {
       makeEmbeddedBitcodeCorpus(Work.path(), linkedProgramSources(), "-Oz", ObjectListing::Directory, "prog-");
   std::string loop = Work / "loop";
   std::string command = Python + quote(std::string(MLGO_SOURCE_DIR) + "/examples/train_inliner/bc_max.py") +
-                        " --train_corpus=" + quote(train) + " --heldout=prog=" + quote(heldout) + " --link=" +
-                        quote("prog=" + std::string(MLGO_CLANG) + " -fuse-ld=lld {objects} -o {output}") +
-                        " --work=" + quote(loop) + " --rounds=2 --explore=1 --epochs=2 --tools_dir=" +
-                        quote(std::string(MLGO_BIN_DIR));
+                        " --train_corpus=" + quote(train) + " --heldout=prog=" + quote(heldout) +
+                        " --link=" + quote("prog=" + std::string(MLGO_CLANG) + " -fuse-ld=lld {objects} -o {output}") +
+                        " --work=" + quote(loop) +
+                        " --rounds=2 --explore=1 --epochs=2 --tools_dir=" + quote(std::string(MLGO_BIN_DIR));
   CommandResult r = run(command);
   ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
   nlohmann::json report = nlohmann::json::parse(readFile(loop + "/report.json"));

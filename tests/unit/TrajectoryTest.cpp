@@ -3,6 +3,7 @@
 #include "mlgo/harvest/Trajectory.h"
 #include "mlgo/harvest/Exploration.h"
 #include "mlgo/harvest/ImitationDataset.h"
+#include "mlgo/harvest/Policy.h"
 
 #include "support/TestSupport.h"
 
@@ -40,9 +41,28 @@ TEST(Trajectory, MalformedLinesAreErrorsNamingTheLine) {
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":1}"), "F line 1: `decisions` must be an array of 0 and 1");
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[true]}"),
             "F line 1: `decisions` of m holds true: each decision must be 0 or 1");
-  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[],\"then\":\"exec:x\"}"),
-            "F line 1: `then` of m must be \"default\", \"random:P:SEED\" or \"tflite:DIR\"");
+  EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[],\"then\":\"model:x\"}"),
+            "F line 1: `then` of m must be \"default\", \"random:P:SEED\", \"tflite:DIR\" or \"exec:CMD\"");
   EXPECT_EQ(parseError("{\"module\":\"m\",\"decisions\":[0],\"other\":2}"), "") << "other keys are ignored";
+}
+
+// A trajectories file is data: its `then` may name only the run's command.
+TEST(Trajectory, AThenCommandTheRunWasNotGivenIsRefused) {
+  TempDir dir;
+  std::string path = dir / "t.jsonl", marker = dir / "ran";
+  writeFile(path, trajectoryLine("m", {true}, "exec:touch " + marker));
+  ReplayThen allowed;
+  allowed.Exec.How = PolicySpec::Kind::Exec;
+  allowed.Exec.Command = "python3 my_policy.py";
+  for (const ReplayThen &then : {ReplayThen{}, allowed}) {
+    auto policy = makeReplayPolicy(path, then);
+    ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+    llvm::Error e = (*policy)->beginModule("m");
+    ASSERT_TRUE(static_cast<bool>(e));
+    EXPECT_EQ(llvm::toString(std::move(e)),
+              "replay: `then` names exec:touch " + marker + ", a command this run was not given");
+  }
+  EXPECT_FALSE(exists(marker));
 }
 
 TEST(Trajectory, AModuleListedTwiceIsAnError) {

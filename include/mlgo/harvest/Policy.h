@@ -26,10 +26,14 @@ struct PolicySpec {
   Kind How = Kind::Default;
   double Probability = 0.5;
   uint64_t Seed = 0;
-  std::string Command;    // exec: run with /bin/sh -c
+  std::string Command;    // exec: run with /bin/sh -c; replay: the exec: command a `then` may name
   std::string ModelDir;   // model: and tflite:; replay: the tflite: model a `then` may name
   std::string InProcess;  // NAME[:ARG], decided inside the compiler (plugin mode)
   std::string ReplayFile; // replay: the trajectories (Trajectory.h)
+  /// exec: (and replay:'s exec `then`): the policy follows each decision with
+  /// its certainty, a little-endian float64 (MLGO_POLICY_CERTAINTY=1 in its
+  /// environment), logged as policy_certainty (--explore_order=uncertain).
+  bool ExecCertainty = false;
   std::string describe() const;
 };
 llvm::Expected<PolicySpec> parsePolicy(llvm::StringRef text);
@@ -80,15 +84,26 @@ std::unique_ptr<Policy> makeRandomPolicy(double probability, uint64_t seed);
 /// The user's policy process (one per worker, reused across modules): it
 /// reads the compiler's stream on stdin and answers each observation with
 /// the advice's bytes on stdout (8 for int64 decisions, 4 for priority).
-std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath);
+/// With `certainty`, the process gets MLGO_POLICY_CERTAINTY=1 and follows
+/// every inlining decision with a little-endian float64, how sure it was
+/// (smaller: less sure), which is logged as `policy_certainty` (float64 [1]).
+std::unique_ptr<Policy> makeExecPolicy(std::string command, std::string stderrPath, bool certainty = false);
 /// A TFLite policy directory (model.tflite + output_spec.json) evaluated in
 /// process; loaded here, once per worker. Fails when the directory cannot
 /// answer `problem`'s decisions.
 /// replay:FILE: each module's decisions as recorded in FILE (Trajectory.h);
 /// a module missing from FILE, or a compile asking for more or fewer
 /// decisions than recorded, fails that module. A trajectory may continue
-/// with tflite:DIR only when DIR is `thenModel` (what the run was given).
-llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const std::string &thenModel = "");
+/// with tflite:DIR only when DIR is `thenModel`, and with exec:CMD only when
+/// CMD is `thenExec`'s command (what the run was given: a trajectories file
+/// is data, it does not choose what runs); the exec policy then writes its
+/// stderr to `stderrPath`.
+struct ReplayThen {
+  std::string Model;      // tflite: directory a `then` may name
+  PolicySpec Exec;        // the exec: policy a `then` may name (Command "" : none)
+  std::string StderrPath; // the exec policy's
+};
+llvm::Expected<std::unique_ptr<Policy>> makeReplayPolicy(const std::string &path, const ReplayThen &then = {});
 llvm::Expected<std::unique_ptr<Policy>> makeTFLitePolicy(const std::string &dir, Problem problem);
 
 } // namespace mlgo

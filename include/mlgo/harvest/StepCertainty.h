@@ -20,6 +20,10 @@ enum class CertaintySource {
   /// policies): |yes - no|, which orders steps as the gap between the two
   /// softmax probabilities does.
   Logits,
+  /// An exec: policy that sends its certainty after each decision
+  /// (MLGO_POLICY_CERTAINTY=1), logged as `policy_certainty` (float64 [1]):
+  /// its absolute value.
+  PolicyCertainty,
 };
 
 /// One certainty per logged decision of `module` in the harvest `dir`
