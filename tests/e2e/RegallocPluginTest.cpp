@@ -534,4 +534,48 @@ TEST_F(RegallocPlugin, PriorityTraceBadLogPathsFailCleanly) {
   EXPECT_FALSE(exists(Work / "nobody.plog"));
 }
 
+TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultPriorityTracesThroughThePlugin) {
+  mustRun("mkdir -p " + quote(Work / "bc") + " && cp " + quote(Work / "c.bc") + " " + quote(Work / "cxx.bc") + " " +
+          quote(Work / "bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(Work / "bc") + " --output_dir=" + quote(Work / "corpus") +
+          " --default_args='-O2 -c'");
+  for (const std::string compiler : {"llc", "clang"}) {
+    std::string out = Work / ("out-" + compiler);
+    CommandResult r =
+        run(harvestCommand(Work / "corpus", out,
+                           "--problem=regalloc-priority --policy=default --compiler=" + compiler + " --mode=plugin"));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    EXPECT_NE(r.Err.find("using plugin mode"), std::string::npos) << r.Err;
+    auto journal = journalByModule(out);
+    for (const std::string module : {"c", "cxx"}) {
+      ASSERT_EQ(journal[module]["status"], "ok") << journal[module].dump();
+      std::string harvested = out + "/logs/" + module + ".log";
+      CommandResult valid = run(tool("training-log") + " validate " + quote(harvested));
+      EXPECT_EQ(valid.ExitCode, 0) << valid.Out << valid.Err;
+      std::vector<LoggedObservation> log = readObservations(harvested);
+      EXPECT_GT(log.size(), 50u) << compiler << " " << module;
+      ASSERT_FALSE(log.empty());
+      EXPECT_NE(log[0].Features.count("priority"), 0u);
+      EXPECT_EQ(journal[module]["decisions"], log.size());
+      double rewards = 0;
+      for (const auto &[function, score] : functionRewards(log, module))
+        rewards += score;
+      EXPECT_GT(rewards, 0.0) << compiler << " " << module;
+      EXPECT_NEAR(journal[module]["regalloc_score"].get<double>(), rewards, 1e-3) << compiler << " " << module;
+      if (compiler == "llc") {
+        // The plugin's log under plain llc-22 -O2, byte for byte.
+        mustRun(recordPriority(module + ".bc", module + ".o", module + ".plog"));
+        EXPECT_EQ(readFile(harvested), readFile(Work / (module + ".plog"))) << module;
+      }
+    }
+  }
+  // A plugin that is not there: a clear refusal, not a crash.
+  CommandResult missing =
+      run(harvestCommand(Work / "corpus", Work / "none",
+                         "--problem=regalloc-priority --policy=default --compiler=llc --mode=plugin --plugin_path=" +
+                             quote(Work / "none.so")));
+  EXPECT_EQ(missing.ExitCode, 1) << missing.Err;
+  EXPECT_NE(missing.Err.find("does not exist"), std::string::npos) << missing.Err;
+}
+
 } // namespace
