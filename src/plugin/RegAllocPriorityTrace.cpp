@@ -7,8 +7,6 @@
 #include "llvm/IR/Module.h"
 
 #include <atomic>
-#include <cmath>
-#include <cstring>
 
 using namespace llvm;
 
