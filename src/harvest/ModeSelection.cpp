@@ -29,12 +29,12 @@ const char ProbeModule[] = "define internal i32 @callee(i32 %x) {\n"
 // Why the plugin cannot serve this request at all ("" when it can).
 std::string pluginUnsuitable(const ModeRequest &request) {
   if (request.Decisions != Problem::Inliner) {
-    // libMLGORegAllocAdvisor.so records the default eviction advisor.
-    if (request.Decisions == Problem::RegallocEvict && request.Policy.How == PolicySpec::Kind::Default &&
-        request.Requested == "plugin")
+    // libMLGORegAllocAdvisor.so records the default eviction and priority advisors.
+    if (request.Policy.How == PolicySpec::Kind::Default && request.Requested == "plugin")
       return "";
-    return "the register allocator's plugin records only the default eviction advisor "
-           "(--problem=regalloc-evict --policy=default); otherwise regalloc runs on the interactive channel";
+    return "the register allocator's plugin records only the default advisors "
+           "(--problem=regalloc-evict or regalloc-priority with --policy=default); otherwise regalloc runs on the "
+           "interactive channel";
   }
   if (request.Policy.How == PolicySpec::Kind::Exec)
     return "exec: policies answer on the interactive channel";
@@ -129,15 +129,16 @@ llvm::Expected<ModeChoice> chooseMode(const ModeRequest &request, const Compiler
     choice.Reason = "--mode=" + r;
     return choice;
   }
-  // auto, default eviction traces on an LLVM without development mode: the
-  // regalloc plugin is the only way to them (the interactive channel sends
-  // no default decision), so it is chosen where it is there for this LLVM.
-  if (r == "auto" && request.Decisions == Problem::RegallocEvict && request.Policy.How == PolicySpec::Kind::Default &&
+  // auto, default eviction or priority traces on an LLVM without development
+  // mode: the regalloc plugin is the only way to them (the interactive channel
+  // sends no default decision), so it is chosen where it is there for this LLVM.
+  if (r == "auto" && isRegalloc(request.Decisions) && request.Policy.How == PolicySpec::Kind::Default &&
       !caps.DevelopmentMode && llvm::sys::fs::exists(request.PluginPath) &&
       caps.MajorVersion == inlinerPluginLlvmMajor()) {
     choice.Mode = AdvisorMode::Plugin;
-    choice.Reason = "auto: default eviction traces on " + request.Tool + ", which has no development mode, come from " +
-                    request.PluginPath;
+    choice.Reason = std::string("auto: default ") +
+                    (request.Decisions == Problem::RegallocPriority ? "priority" : "eviction") + " traces on " +
+                    request.Tool + ", which has no development mode, come from " + request.PluginPath;
     return choice;
   }
   std::string unsuitable = pluginUnsuitable(request);

@@ -24,9 +24,11 @@ std::string defaultRegallocPluginPath() { return joinPath(dirName(defaultInliner
 
 std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang, Problem problem) {
   if (isRegalloc(problem)) { // -load (llc's, or cc1's) loads it before the plugin's own option is parsed
+    std::string log = (problem == Problem::RegallocPriority ? "-mlgo-regalloc-priority-log=" : "-mlgo-regalloc-log=") +
+                      advisor.TrainingLog;
     if (clang)
-      return {"-load", advisor.PluginPath, "-mllvm", "-mlgo-regalloc-log=" + advisor.TrainingLog};
-    return {"-load", advisor.PluginPath, "-mlgo-regalloc-log=" + advisor.TrainingLog};
+      return {"-load", advisor.PluginPath, "-mllvm", log};
+    return {"-load", advisor.PluginPath, log};
   }
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own

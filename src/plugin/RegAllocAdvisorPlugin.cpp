@@ -1,21 +1,25 @@
 // libMLGORegAllocAdvisor.so: a codegen plugin for llc-22 (-load) that records
-// the default eviction advisor's decisions as a development-mode training log
-// on a stock LLVM, which has no "include default" flag for register
-// allocation:
+// the default register allocation advisors' decisions as development-mode
+// training logs on a stock LLVM, which has no "include default" flag for
+// register allocation:
 //
 //   llc-22 -O2 -load libMLGORegAllocAdvisor.so -mlgo-regalloc-log=m.log m.bc
+//   llc-22 -O2 -load libMLGORegAllocAdvisor.so -mlgo-regalloc-priority-log=p.log m.bc
 //
-// RAGreedy gets our eviction advisor. Per query it asks LLVM's default advisor
-// (whose answer it returns: the allocation is plain llc's) and LLVM's ML
-// advisor, which computes the features. The ML advisor talks to its model
-// over LLVM's interactive channel; here that channel is a pair of FIFOs served
-// by a thread of this process, which logs each observation with the default's
-// choice as the column the ML advisor uses (index_to_evict) and replies that
-// column. The ML advisor then picks the register at that column: every query
-// checks that it is the default's register (else the compile fails). After
-// allocation, each function with observations gets LLVM's RegAllocScore as
-// its reward.
+// Eviction: RAGreedy gets our eviction advisor. Per query it asks LLVM's
+// default advisor (whose answer it returns: the allocation is plain llc's) and
+// LLVM's ML advisor, which computes the features. The ML advisor talks to its
+// model over LLVM's interactive channel; here that channel is a pair of FIFOs
+// served by a thread of this process (RegAllocChannelTrace.h), which logs each
+// observation with the default's choice as the column the ML advisor uses
+// (index_to_evict) and replies that column. The ML advisor then picks the
+// register at that column: every query checks that it is the default's
+// register (else the compile fails). Priority: the same with the priority
+// advisor (RegAllocPriorityTrace.cpp). After allocation, each function with
+// observations gets LLVM's RegAllocScore as its reward, in each log.
 #include "EvictionCandidateIndex.h"
+#include "RegAllocChannelTrace.h"
+#include "RegAllocPriorityTrace.h"
 #include "RegAllocScoreBinding.h"
 #include "mlgo/log/TrainingLog.h"
 
@@ -31,22 +35,16 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/RegisterTargetPassConfigCallback.h"
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
-#include <thread>
-#include <unistd.h>
+#include <vector>
 
 using namespace llvm;
 
@@ -57,204 +55,59 @@ cl::OptionCategory Category("MLGO register-allocation plugin (libMLGORegAllocAdv
 cl::opt<std::string> LogOption("mlgo-regalloc-log", cl::cat(Category),
                                cl::desc("Write the default eviction advisor's training log (development-mode "
                                         "format: LLVM's eviction features, index_to_evict, per-function reward) "
-                                        "to this file. Environment: MLGO_REGALLOC_LOG. Without it the plugin "
-                                        "changes nothing."));
+                                        "to this file. Environment: MLGO_REGALLOC_LOG. Without it and without "
+                                        "-mlgo-regalloc-priority-log the plugin changes nothing."));
 
-std::string logPath() {
-  if (LogOption.getNumOccurrences())
-    return LogOption;
-  const char *value = std::getenv("MLGO_REGALLOC_LOG");
+cl::opt<std::string> PriorityLogOption(
+    "mlgo-regalloc-priority-log", cl::cat(Category),
+    cl::desc("Write the default priority advisor's training log (development-mode format: LLVM's priority "
+             "features li_size, stage, weight, the default's priority as the float column priority, "
+             "per-function reward) to this file. Environment: MLGO_REGALLOC_PRIORITY_LOG. Independent of "
+             "-mlgo-regalloc-log (both may be given, with different files)."));
+
+std::string optionOrEnvironment(const cl::opt<std::string> &option, const char *variable) {
+  if (option.getNumOccurrences())
+    return option;
+  const char *value = std::getenv(variable);
   return value ? value : "";
 }
 
-// The log and the channel, shared by the advisor (compile thread) and the
-// channel's server thread.
-class EvictionTrace {
+// The eviction trace: the reply is the default's column in the ML advisor's
+// candidate list (int64), which the channel's mask must allow.
+class EvictionTrace final : public mlgo::ChannelTrace {
 public:
-  explicit EvictionTrace(std::string path) : Path(std::move(path)) {}
-
-  // Creates the FIFOs beside the log (the compile's own work directory) and
-  // points LLVM's ML advisor at them.
-  bool prepare(LLVMContext &ctx) {
-    ChannelBase = Path + ".channel";
-    for (const char *suffix : {".in", ".out"}) {
-      std::string fifo = ChannelBase + suffix;
-      ::unlink(fifo.c_str());
-      if (::mkfifo(fifo.c_str(), 0600) != 0) {
-        ctx.emitError("mlgo-regalloc: cannot create " + fifo + ": " + std::strerror(errno));
-        return false;
-      }
-    }
-    auto *channel = static_cast<cl::opt<std::string> *>(
-        cl::getRegisteredOptions().lookup("regalloc-evict-interactive-channel-base"));
-    if (!channel) {
-      ctx.emitError("mlgo-regalloc: this LLVM has no -regalloc-evict-interactive-channel-base");
-      return false;
-    }
-    channel->setValue(ChannelBase);
-    return true;
-  }
-
-  // Started just before the ML advisor's model runner opens the channel (its
-  // first advisor): LLVM opens the inbound FIFO, then the outbound one.
-  void startServer() {
-    if (!Server.joinable())
-      Server = std::thread([this] { serve(); });
-  }
-
-  // After the model runner has closed its end (its provider is gone).
-  void finish() {
-    if (Server.joinable())
-      Server.join();
-    for (const char *suffix : {".in", ".out"})
-      ::unlink((ChannelBase + suffix).c_str());
-    if (Log)
-      Log->flush();
-  }
+  explicit EvictionTrace(std::string path) : ChannelTrace(std::move(path), "regalloc-evict-interactive-channel-base") {}
 
   void setPendingColumn(int64_t column) { PendingColumn = column; }
-  uint64_t answered() const { return Answered; }
-
-  // Writes the function's reward as the outcome of its last observation, if
-  // it had any (the others carry 0, as development mode logs them).
-  void reward(float score) {
-    std::lock_guard<std::mutex> lock(Mutex);
-    writeOutcome(score);
-  }
-
-  std::string serverError() {
-    std::lock_guard<std::mutex> lock(Mutex);
-    return ServerError;
-  }
 
 private:
-  void serve() {
-    int inbound = ::open((ChannelBase + ".in").c_str(), O_WRONLY | O_CLOEXEC);
-    int outbound = ::open((ChannelBase + ".out").c_str(), O_RDONLY | O_CLOEXEC);
-    if (inbound < 0 || outbound < 0) {
-      fail(std::string("cannot open the channel: ") + std::strerror(errno));
-      if (inbound >= 0)
-        ::close(inbound);
-      if (outbound >= 0)
-        ::close(outbound);
-      return;
-    }
-    mlgo::TrainingLogReader reader(outbound, ChannelBase + ".out", /*owned=*/true);
-    while (true) {
-      auto event = reader.next();
-      if (!event) {
-        fail(toString(event.takeError()));
-        break;
-      }
-      if (*event == mlgo::TrainingLogReader::Event::End)
-        break;
-      std::lock_guard<std::mutex> lock(Mutex);
-      if (*event == mlgo::TrainingLogReader::Event::Header) {
-        if (LogHeader || !reader.header().Advice) {
-          ServerError = "unexpected channel header";
+  std::string checkHeader(const mlgo::TrainingLogReader &reader) override {
+    Mask = reader.header().find("mask");
+    if (!Mask || reader.header().Features[*Mask].elementCount() != mlgo::EvictCandidateColumn + 1)
+      return "the eviction channel has no 33-column mask";
+    return "";
+  }
+
+  std::string decision(const mlgo::TrainingLogReader &reader, std::string &error) override {
+    int64_t column = PendingColumn;
+    // A column the mask forbids is undefined behaviour in LLVM (it
+    // crashes): reply an allowed one and fail the compile instead.
+    const mlgo::TensorSpec &maskSpec = reader.header().Features[*Mask];
+    StringRef mask = reader.feature(*Mask);
+    if (maskSpec.elementAsInt(mask, static_cast<size_t>(column)) != 1) {
+      error = "the default's column " + std::to_string(column) + " is masked in observation " +
+              std::to_string(reader.observationIndex()) + " of " + reader.context();
+      for (size_t i = 0; i < maskSpec.elementCount(); ++i)
+        if (maskSpec.elementAsInt(mask, i) == 1) {
+          column = static_cast<int64_t>(i);
           break;
         }
-        LogHeader.emplace();
-        LogHeader->Features = reader.header().Features;
-        LogHeader->Features.push_back(*reader.header().Advice); // index_to_evict, as development mode logs it
-        LogHeader->Score = mlgo::TensorSpec{"reward", mlgo::ElementType::Float, {1}, 0};
-        Mask = reader.header().find("mask");
-        if (!Mask || reader.header().Features[*Mask].elementCount() != mlgo::EvictCandidateColumn + 1) {
-          ServerError = "the eviction channel has no 33-column mask";
-          break;
-        }
-      } else if (*event == mlgo::TrainingLogReader::Event::Context) {
-        // A function comes back for each greedy run (x86: tile registers,
-        // then the rest); its reward still goes on its very last observation.
-        if (reader.context() != Context) {
-          writeOutcome(0);
-          Context = reader.context();
-          if (Writer)
-            Writer->switchContext(Context);
-        }
-      } else if (*event == mlgo::TrainingLogReader::Event::Observation) {
-        // The log is created at the first observation: a module without any
-        // (no function bodies, llc -O0, no eviction) leaves no file.
-        if (!Writer && Logging)
-          Logging = openLog();
-        writeOutcome(0);
-        int64_t column = PendingColumn;
-        // A column the mask forbids is undefined behaviour in LLVM (it
-        // crashes): reply an allowed one and fail the compile instead.
-        const mlgo::TensorSpec &maskSpec = reader.header().Features[*Mask];
-        StringRef mask = reader.feature(*Mask);
-        if (maskSpec.elementAsInt(mask, static_cast<size_t>(column)) != 1) {
-          ServerError = "the default's column " + std::to_string(column) + " is masked in observation " +
-                        std::to_string(reader.observationIndex()) + " of " + reader.context();
-          for (size_t i = 0; i < maskSpec.elementCount(); ++i)
-            if (maskSpec.elementAsInt(mask, i) == 1) {
-              column = static_cast<int64_t>(i);
-              break;
-            }
-        }
-        StringRef reply(reinterpret_cast<const char *>(&column), sizeof column);
-        // A failure to log fails the compile (reward pass) but never stops
-        // the replies: LLVM waits for every one.
-        if (Logging) {
-          if (Error e = Writer->observationRaw({reader.observation(), reply})) {
-            ServerError = toString(std::move(e));
-            Logging = false;
-          }
-        }
-        OutcomePending = Logging;
-        ++Answered;
-        if (::write(inbound, &column, sizeof column) != static_cast<ssize_t>(sizeof column)) {
-          ServerError = std::string("cannot reply on the channel: ") + std::strerror(errno);
-          break;
-        }
-      } else {
-        ServerError = "an outcome record on the interactive channel";
-        break;
-      }
     }
-    ::close(inbound);
+    return std::string(reinterpret_cast<const char *>(&column), sizeof column);
   }
 
-  // Under Mutex.
-  bool openLog() {
-    std::error_code error;
-    Log = std::make_unique<raw_fd_ostream>(Path, error);
-    if (error) {
-      ServerError = "cannot write " + Path + ": " + error.message();
-      return false;
-    }
-    Writer = std::make_unique<mlgo::TrainingLogWriter>(*Log, *LogHeader);
-    Writer->switchContext(Context);
-    return true;
-  }
-
-  // The outcome of the last observation, if it has none yet. Under Mutex.
-  void writeOutcome(float score) {
-    if (!OutcomePending || !Writer)
-      return;
-    OutcomePending = false;
-    if (Error e = Writer->outcome(StringRef(reinterpret_cast<const char *>(&score), sizeof score)))
-      ServerError = toString(std::move(e));
-  }
-
-  void fail(std::string message) {
-    std::lock_guard<std::mutex> lock(Mutex);
-    ServerError = std::move(message);
-  }
-
-  std::string Path, ChannelBase;
-  std::unique_ptr<raw_fd_ostream> Log;
-  std::optional<mlgo::LogHeader> LogHeader;
-  std::unique_ptr<mlgo::TrainingLogWriter> Writer;
-  std::thread Server;
-  std::mutex Mutex;
-  std::string ServerError;
-  std::string Context;
   std::optional<size_t> Mask;
-  bool OutcomePending = false;
-  bool Logging = true;
   std::atomic<int64_t> PendingColumn{mlgo::EvictCandidateColumn};
-  std::atomic<uint64_t> Answered{0};
 };
 
 class RecordingEvictionAdvisor final : public RegAllocEvictionAdvisor {
@@ -346,11 +199,11 @@ private:
 
 // Runs right after the virtual register rewriter, where LLVM's own
 // RegAllocScoring computes the development-mode reward.
-class EvictionRewardPass final : public MachineFunctionPass {
+class RegAllocRewardPass final : public MachineFunctionPass {
 public:
   static char ID;
-  explicit EvictionRewardPass(std::shared_ptr<EvictionTrace> Trace)
-      : MachineFunctionPass(ID), Trace(std::move(Trace)) {}
+  explicit RegAllocRewardPass(std::vector<std::shared_ptr<mlgo::ChannelTrace>> Traces)
+      : MachineFunctionPass(ID), Traces(std::move(Traces)) {}
 
   StringRef getPassName() const override { return "MLGO register allocation reward"; }
 
@@ -362,25 +215,41 @@ public:
 
   bool runOnMachineFunction(MachineFunction &MF) override {
     double score = mlgo::regAllocScore(MF, getAnalysis<MachineBlockFrequencyInfoWrapperPass>().getMBFI());
-    Trace->reward(static_cast<float>(score));
-    std::string error = Trace->serverError();
-    if (!error.empty())
-      MF.getFunction().getContext().emitError("mlgo-regalloc: " + error);
+    for (const std::shared_ptr<mlgo::ChannelTrace> &trace : Traces) {
+      trace->reward(static_cast<float>(score));
+      std::string error = trace->serverError();
+      if (!error.empty())
+        MF.getFunction().getContext().emitError("mlgo-regalloc: " + error);
+    }
     return false;
   }
 
 private:
-  std::shared_ptr<EvictionTrace> Trace;
+  std::vector<std::shared_ptr<mlgo::ChannelTrace>> Traces;
 };
-char EvictionRewardPass::ID = 0;
+char RegAllocRewardPass::ID = 0;
 
 RegisterTargetPassConfigCallback Install([](TargetMachine &, legacy::PassManagerBase &PM, TargetPassConfig *Config) {
-  std::string path = logPath();
-  if (path.empty())
-    return;
-  auto trace = std::make_shared<EvictionTrace>(path);
-  PM.add(new RecordingEvictionAnalysis(trace));
-  Config->insertPass(&VirtRegRewriterID, new EvictionRewardPass(trace));
+  std::string evictionLog = optionOrEnvironment(LogOption, "MLGO_REGALLOC_LOG");
+  std::string priorityLog = optionOrEnvironment(PriorityLogOption, "MLGO_REGALLOC_PRIORITY_LOG");
+  std::vector<std::shared_ptr<mlgo::ChannelTrace>> traces;
+  // One file each: the logs and their channels (<log>.channel.*) would collide.
+  if (!evictionLog.empty() && evictionLog == priorityLog)
+    report_fatal_error("mlgo-regalloc: -mlgo-regalloc-log and -mlgo-regalloc-priority-log name the same file " +
+                           Twine(evictionLog),
+                       /*gen_crash_diag=*/false);
+  if (!evictionLog.empty()) {
+    auto trace = std::make_shared<EvictionTrace>(evictionLog);
+    PM.add(new RecordingEvictionAnalysis(trace));
+    traces.push_back(std::move(trace));
+  }
+  if (!priorityLog.empty()) {
+    std::shared_ptr<mlgo::ChannelTrace> trace = mlgo::makePriorityTrace(priorityLog);
+    PM.add(mlgo::createPriorityTraceAnalysis(trace));
+    traces.push_back(std::move(trace));
+  }
+  if (!traces.empty())
+    Config->insertPass(&VirtRegRewriterID, new RegAllocRewardPass(std::move(traces)));
 });
 
 } // namespace

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 using namespace mlgo;
 using namespace mlgo::test;
@@ -205,6 +207,65 @@ TEST_F(HarvestRegalloc, DefaultPolicyNeedsDevelopmentModeOrThePluginWhichAutoPic
   CommandResult missing = run(harvest(Work / "m", "--problem=regalloc-evict --plugin_path=" + quote(Work / "none.so")));
   EXPECT_EQ(missing.ExitCode, 1) << missing.Err;
   EXPECT_EQ(run(harvest(Work / "o", "--problem=regalloc-evict --compiler=opt --policy=random:0.5")).ExitCode, 2);
+}
+
+// Default priority traces: as for eviction, the plugin, which --mode=auto
+// takes on a stock LLVM; the journal's regalloc_score is the sum of the
+// log's per-function rewards (LLVM's RegAllocScore), with a --tfrecord record
+// per function.
+TEST_F(HarvestRegalloc, DefaultPriorityTracesComeFromThePluginWhichAutoPicks) {
+  CommandResult r = run(harvest(Work / "o", "--problem=regalloc-priority --mode=interactive"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("the regalloc plugin (--mode=plugin)"), std::string::npos) << r.Err;
+  for (const std::string mode : {"auto", "plugin"}) {
+    std::string out = Work / mode;
+    r = run(harvest(out, "--problem=regalloc-priority --policy=default --mode=" + mode +
+                             " --tfrecord=" + quote(out + "/p.tfrecord")));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    nlohmann::json summary = harvestSummary(out);
+    EXPECT_EQ(summary["mode"], "plugin") << summary.dump();
+    if (mode == "auto")
+      EXPECT_NE(summary.dump().find("default priority traces"), std::string::npos) << summary.dump();
+    auto journal = journalByModule(out);
+    ASSERT_EQ(journal.size(), 4u);
+    size_t functions = 0;
+    for (int m = 0; m < 3; ++m) {
+      std::string name = "r" + std::to_string(m) + ".o";
+      ASSERT_EQ(journal[name]["status"], "ok") << journal[name].dump();
+      auto log = readObservations(out + "/logs/" + name + ".log");
+      ASSERT_GT(log.size(), 100u) << name;
+      EXPECT_EQ(journal[name]["decisions"], log.size());
+      double sum = 0;
+      std::set<std::string> seen;
+      for (size_t i = 0; i < log.size(); ++i) {
+        ASSERT_TRUE(log[i].Outcome.has_value());
+        EXPECT_TRUE(std::isfinite(log[i]["priority"]));
+        if (i + 1 < log.size() && log[i].Context == log[i + 1].Context)
+          EXPECT_EQ(*log[i].Outcome, 0.0);
+        sum += *log[i].Outcome;
+        seen.insert(log[i].Context);
+      }
+      functions += seen.size();
+      EXPECT_GT(sum, 0.0) << name;
+      EXPECT_NEAR(journal[name]["regalloc_score"].get<double>(), sum, 1e-3) << name;
+    }
+    EXPECT_EQ(journal["nobody.o"]["status"], "ok");
+    EXPECT_EQ(journal["nobody.o"]["decisions"], 0);
+    EXPECT_FALSE(exists(out + "/logs/nobody.o.log"));
+    CommandResult decoded =
+        run("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/decode_sequence_examples.py") + " " +
+            quote(out + "/p.tfrecord"));
+    ASSERT_EQ(decoded.ExitCode, 0) << decoded.Err;
+    auto dataset = nlohmann::json::parse(decoded.Out);
+    EXPECT_EQ(dataset.size(), functions);
+    EXPECT_TRUE(dataset[0].contains("priority"));
+    EXPECT_TRUE(dataset[0].contains("li_size"));
+    EXPECT_TRUE(dataset[0].contains("reward"));
+  }
+  // Other policies stay on the interactive channel.
+  r = run(harvest(Work / "rnd", "--problem=regalloc-priority --policy=random:1:3 --mode=plugin"));
+  EXPECT_EQ(r.ExitCode, 1);
+  EXPECT_NE(r.Err.find("records only the default advisors"), std::string::npos) << r.Err;
 }
 
 TEST_F(HarvestRegalloc, DevelopmentModeWithAFakeTFLiteClang) {

@@ -61,11 +61,10 @@ llvm::Error choosePolicyMode(HarvestOptions &o, const std::string &mode, const s
                   " evaluate the same directory natively instead: --policy=tflite:DIR");
     }
     if (isRegalloc(o.Decisions) && o.Policy.How == PolicySpec::Kind::Default) {
-      return fail(
-          "--policy=default: in interactive mode the compiler sends no default " + problem +
-          " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development) or, "
-          "for eviction, the regalloc plugin (--mode=plugin). "
-          "Interactively, use --policy=random:P or --policy=exec:CMD");
+      return fail("--policy=default: in interactive mode the compiler sends no default " + problem +
+                  " decision, so default regalloc traces need a development-mode (TFLite) LLVM (--mode=development) or "
+                  "the regalloc plugin (--mode=plugin). "
+                  "Interactively, use --policy=random:P or --policy=exec:CMD");
     }
     if (o.Decisions == Problem::Inliner && caps->MajorVersion > 0 && caps->MajorVersion < 21) {
       return fail(tool + " is LLVM " + std::to_string(caps->MajorVersion) +
@@ -118,15 +117,22 @@ int main(int argc, char **argv) {
   app.add_option("--passes", o.Compiler.Passes, "The opt pipeline (--compiler=opt).")->capture_default_str();
   app.add_option("--mode", mode,
                  "plugin: the compiler loads the inliner plugin (--plugin_path), which decides and logs in-process "
-                 "(inliner; default, random and in-process policies). interactive: the harvester answers every "
+                 "(inliner; default, random and in-process policies); for --problem=regalloc-evict or "
+                 "regalloc-priority with --policy=default, the register allocation plugin (-load "
+                 "libMLGORegAllocAdvisor.so), which logs the default advisor's decisions with LLVM's features and "
+                 "RegAllocScore. interactive: the harvester answers every "
                  "decision over a FIFO channel. development: the compiler writes -training-log itself (a TFLite "
-                 "build). auto: the plugin when it loads cleanly into the compiler (probed once), else "
+                 "build). auto: the plugin when it loads cleanly into the compiler (probed once; default regalloc "
+                 "traces: when the compiler has no development mode), else "
                  "development when the compiler has it, else interactive; the first log line and summary.json say "
                  "which and why.")
       ->check(CLI::IsMember({"auto", "interactive", "development", "plugin"}))
       ->capture_default_str();
   std::string pluginPath = defaultInlinerPluginPath();
-  app.add_option("--plugin_path", pluginPath, "The inliner plugin for --mode=plugin/auto.")->capture_default_str();
+  app.add_option("--plugin_path", pluginPath,
+                 "The plugin for --mode=plugin/auto (regalloc problems: "
+                 "libMLGORegAllocAdvisor.so beside the inliner plugin, unless given).")
+      ->capture_default_str();
   std::string compileServer = "auto";
   app.add_option("--compile_server", compileServer,
                  "on: run opt and llc in warm children of mlgo-compile-server (LLVM's start-up paid once per worker, "

@@ -22,15 +22,15 @@ int inlinerPluginLlvmMajor();
 /// (the build tree and the install tree both have this layout).
 std::string defaultInlinerPluginPath();
 
-/// The codegen plugin that records default eviction traces under llc
-/// (src/plugin/RegAllocAdvisorPlugin.cpp), beside the inliner plugin.
+/// The codegen plugin that records default eviction and priority traces under
+/// llc or clang (src/plugin/RegAllocAdvisorPlugin.cpp), beside the inliner plugin.
 extern const char *const RegallocPluginName;
 std::string defaultRegallocPluginPath();
 
 /// The flags that load the plugin and set its log, policy and module name:
 /// opt: -load-pass-plugin=P -mlgo-inliner-...; clang: -fpass-plugin=P and
-/// the options through -mllvm. Regalloc: -load P -mlgo-regalloc-log=L (clang's
-/// cc1: the option through -mllvm).
+/// the options through -mllvm. Regalloc: -load P -mlgo-regalloc-log=L (priority:
+/// -mlgo-regalloc-priority-log=L; clang's cc1: the option through -mllvm).
 std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang,
                                             Problem problem = Problem::Inliner);
 
