@@ -55,6 +55,11 @@ Json decisionsJson(const std::optional<DecisionSequence> &decisions) {
   return list;
 }
 
+// Without --baseline_cache, the exploration's own cache (base harvest and rounds).
+std::string exploreBaselines(const std::string &outputDir) {
+  return joinPath(joinPath(outputDir, "explore"), "baselines");
+}
+
 std::string roundDir(const HarvestOptions &options, unsigned round) {
   return joinPath(joinPath(options.OutputDir, "explore"), "round-" + std::to_string(round));
 }
@@ -214,6 +219,10 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
     settings.KeepObjects = options.Link.KeepObjects;
     options.Link.KeepObjects = true;
   }
+  // The rounds' rewards need each module's default size: a default base
+  // harvest stores its own sizes, another computes them once, for all rounds.
+  if (options.BaselineCacheDir.empty())
+    options.BaselineCacheDir = exploreBaselines(options.OutputDir);
 }
 
 llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings) {
@@ -315,7 +324,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Link.StageOnly = options.Link.requested(); // a kept trajectory's object is linked
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())
-      round_.BaselineCacheDir = joinPath(joinPath(options.OutputDir, "explore"), "baselines");
+      round_.BaselineCacheDir = exploreBaselines(options.OutputDir);
     log::info("--explore: round " + std::to_string(round) + ": " + std::to_string(members.size()) + " trajectories" +
               (resume ? " (resumed: the interrupted run's replays of them stand)" : ""));
     auto summary = runHarvest(round_);

@@ -135,6 +135,10 @@ TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
   EXPECT_GT(improved, 0u);
   EXPECT_EQ(s["explored"], 12);
   EXPECT_EQ(s["failed"], 0);
+  // The base harvest computed each module's default size once; no round compiles one.
+  EXPECT_EQ(harvestSummary(out)["baselines"]["computed"], Modules.size());
+  for (int round = 1; round <= 3; ++round)
+    EXPECT_EQ(harvestSummary(out + "/explore/round-" + std::to_string(round))["baselines"]["computed"], 0) << round;
   // Replayed in both modes: the kept logs are what a compile of their decisions logs.
   expectKeptEqualsFreshReplay(out, "plugin");
   expectKeptEqualsFreshReplay(out, "interactive");
@@ -251,6 +255,9 @@ TEST_F(HarvestExplore, UncertainFlipsWhereTheDefaultHeuristicWasLeastSure) {
   CommandResult r = run(harvest(out, "--mode=plugin --explore=3"));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
   EXPECT_EQ(harvestSummary(out)["explore"]["order"], "uncertain");
+  // The default base's sizes are the baselines: stored, so no round compiles one.
+  EXPECT_EQ(harvestSummary(out)["baselines"]["stored"], Modules.size());
+  EXPECT_EQ(harvestSummary(out + "/explore/round-1")["baselines"]["computed"], 0);
   // The base harvest's sites, as a plain harvest writes them (the base's own
   // are replaced by the kept trajectory's where a flip won).
   mustRun(harvest(sites, "--mode=plugin --decision_sites"));
