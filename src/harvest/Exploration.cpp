@@ -477,13 +477,16 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     Json base = summary.contains("linked") && summary["linked"].is_object() ? summary["linked"] : Json();
     bool bothLinked = keptLink->ok() && base.is_object() && base.value("status", "") == "ok";
     auto sizes = [](const Json &linked) -> Json {
-      return linked.is_object() && linked.value("status", "") == "ok" ? linked["sizes"] : Json();
+      return linked.is_object() && linked.value("status", "") == "ok" && linked.contains("sizes") ? linked["sizes"]
+                                                                                                  : Json();
     };
     Json kept = keptLink->toJson();
     auto change = [&](const char *size) -> Json {
-      if (!bothLinked || base["sizes"][size].get<double>() <= 0)
+      Json from = sizes(base), to = sizes(kept);
+      if (!bothLinked || !from.is_object() || !to.is_object() || !from.value(size, Json()).is_number() ||
+          !to.value(size, Json()).is_number() || from[size].get<double>() <= 0)
         return nullptr;
-      return kept["sizes"][size].get<double>() / base["sizes"][size].get<double>() - 1;
+      return to[size].get<double>() / from[size].get<double>() - 1;
     };
     explore["linked"] = {{"base", sizes(base)},
                          {"kept", sizes(kept)},
