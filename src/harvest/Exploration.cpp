@@ -441,13 +441,6 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   std::string profiles = joinPath(options.OutputDir, "profile");
   if (llvm::Error e = writeImitationProfiles(imitation, profiles))
     return std::move(e);
-  std::optional<ImitationTotals> tfrecord;
-  if (!settings.TrajectoryTFRecord.empty()) {
-    auto written = writeImitationTrajectories(imitation, settings.TrajectoryTFRecord);
-    if (!written)
-      return written.takeError();
-    tfrecord = *written;
-  }
 
   // summary.json gains what the exploration found.
   std::string summaryPath = joinPath(options.OutputDir, "summary.json");
@@ -467,11 +460,6 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   explore["base_total_size"] = result.BaseTotalSize;
   explore["kept_total_size"] = result.KeptTotalSize;
   explore["profiles"] = profiles;
-  if (tfrecord)
-    explore["trajectory_tfrecord"] = {{"path", settings.TrajectoryTFRecord},
-                                      {"records", tfrecord->Records},
-                                      {"steps", tfrecord->Steps},
-                                      {"without_decisions", tfrecord->SkippedWithoutDecisions}};
   if (keptLink) {
     // `linked` describes OUT/link/linked, the kept trajectories' program now.
     Json base = summary.contains("linked") && summary["linked"].is_object() ? summary["linked"] : Json();
@@ -497,6 +485,23 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   summary["explore"] = explore;
   if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
     return std::move(e);
+
+  // The dataset last: the exploration is recorded whole before it, so a
+  // dataset that cannot be written costs only itself.
+  if (!settings.TrajectoryTFRecord.empty()) {
+    auto written = writeImitationTrajectories(imitation, settings.TrajectoryTFRecord);
+    if (!written)
+      return llvm::createStringError("%s; the exploration itself is complete in %s (write its trajectories again "
+                                     "with merge-harvest --tfrecord=%s on that directory)",
+                                     llvm::toString(written.takeError()).c_str(), options.OutputDir.c_str(),
+                                     settings.TrajectoryTFRecord.c_str());
+    summary["explore"]["trajectory_tfrecord"] = {{"path", settings.TrajectoryTFRecord},
+                                                 {"records", written->Records},
+                                                 {"steps", written->Steps},
+                                                 {"without_decisions", written->SkippedWithoutDecisions}};
+    if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
+      return std::move(e);
+  }
   return result;
 }
 

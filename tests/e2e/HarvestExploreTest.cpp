@@ -570,3 +570,23 @@ TEST_F(HarvestExplore, UncertainFollowsAnExecPolicysOwnCertainty) {
   ASSERT_EQ(first.ExitCode, 0) << first.Err;
   EXPECT_EQ(harvestSummary(Work / "first")["explore"]["order"], "first");
 }
+
+// A trajectories dataset that cannot be written costs only itself: the
+// exploration is recorded whole (summary explore, explore.jsonl, kept logs),
+// and merge-harvest --tfrecord on that directory writes the dataset a
+// successful run writes.
+TEST_F(ExploredShards, ADatasetThatCannotBeWrittenLeavesTheExplorationWhole) {
+  std::string out = Work / "out", good = Work / "good";
+  fs::create_directories(Work / "taken.tfrecord"); // a directory where the file should go
+  CommandResult r = run(harvest(out, Flags + " --tfrecord=" + quote(Work / "taken.tfrecord")));
+  EXPECT_EQ(r.ExitCode, 1) << r.Err;
+  EXPECT_NE(r.Err.find("the exploration itself is complete"), std::string::npos) << r.Err;
+  nlohmann::json explore = harvestSummary(out)["explore"];
+  ASSERT_TRUE(explore.is_object()) << harvestSummary(out).dump(2);
+  EXPECT_FALSE(explore.contains("trajectory_tfrecord"));
+  mustRun(harvest(good, Flags + " --tfrecord=" + quote(Work / "good.tfrecord")));
+  EXPECT_EQ(readFile(out + "/explore.jsonl"), readFile(good + "/explore.jsonl"));
+  CommandResult merged = run(merge(Work / "merged", {out}, "--tfrecord=" + quote(Work / "again.tfrecord")));
+  ASSERT_EQ(merged.ExitCode, 0) << merged.Err;
+  EXPECT_TRUE(readFile(Work / "again.tfrecord") == readFile(Work / "good.tfrecord"));
+}
