@@ -9,6 +9,7 @@
 #include "mlgo/harvest/Trajectory.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
+#include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/MoveFile.h"
@@ -226,6 +227,11 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
 }
 
 llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, const ExploreSettings &settings) {
+  // OUT is ours while we explore, as it is the harvest's while it runs: a
+  // second run there would append to the journal and replace logs beside us.
+  auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
+  if (!lock)
+    return lock.takeError();
   ExploreResult result;
   auto base = readHarvestJournal(harvestJournalPath(options.OutputDir));
   if (!base)

@@ -10,12 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace mlgo::test;
 namespace fs = std::filesystem;
@@ -589,4 +591,39 @@ TEST_F(ExploredShards, ADatasetThatCannotBeWrittenLeavesTheExplorationWhole) {
   CommandResult merged = run(merge(Work / "merged", {out}, "--tfrecord=" + quote(Work / "again.tfrecord")));
   ASSERT_EQ(merged.ExitCode, 0) << merged.Err;
   EXPECT_TRUE(readFile(Work / "again.tfrecord") == readFile(Work / "good.tfrecord"));
+}
+
+// While a run explores, OUT is its own: a second run there is refused
+// (it would append to the journal and replace kept logs beside the first).
+TEST_F(HarvestExplore, ASecondRunWhileOneExploresIsRefused) {
+  std::string marks = Work / "marks", out = Work / "out";
+  fs::create_directories(marks);
+  // Round 1's first compile waits until the second run has been tried.
+  std::string opt =
+      writeScript(Work / "opt-waiting", "#!/bin/bash\n"
+                                        "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-1*) "
+                                        "touch " +
+                                            quote(marks + "/exploring") + "; for i in $(seq 100); do [ -e " +
+                                            quote(marks + "/tried") + " ] && break; sleep 0.1; done;; esac; done\n" +
+                                            "exec opt-22 \"$@\"\n");
+  std::string flags = "--mode=plugin --explore=1 --explore_order=first --compile_server=off "
+                      "--opt_path=" +
+                      quote(opt) + " --compiler_writable_dir=" + quote(marks);
+  CommandResult exploring;
+  std::thread first([&] { exploring = run(harvest(out, flags)); });
+  for (int i = 0; i < 300 && !fs::exists(marks + "/exploring"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  bool reached = fs::exists(marks + "/exploring");
+  std::string summaryBefore = readFile(out + "/summary.json");
+  CommandResult second = run(harvest(out, flags)); // the same command again
+  // Refused before it touched OUT (its base harvest would rewrite the summary and compact the journal).
+  std::string summaryAfter = readFile(out + "/summary.json");
+  writeFile(marks + "/tried", "");
+  first.join();
+  ASSERT_TRUE(reached) << exploring.Err;
+  ASSERT_EQ(exploring.ExitCode, 0) << exploring.Err;
+  EXPECT_NE(second.ExitCode, 0) << second.Err;
+  EXPECT_NE(second.Err.find("is in use by another run"), std::string::npos) << second.Err;
+  EXPECT_EQ(summaryAfter, summaryBefore) << "the second run rewrote OUT/summary.json while the first explored";
+  EXPECT_EQ(harvestSummary(out)["explore"]["explored"].get<int>() > 0, true);
 }

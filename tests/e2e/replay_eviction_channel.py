@@ -16,35 +16,15 @@ import json
 import struct
 import sys
 
-from tensor_spec import tensor_bytes
-
-
-def read_exact(f, n):
-    data = f.read(n)
-    if len(data) != n or f.read(1) != b"\n":
-        raise ValueError("truncated record")
-    return data
+from tensor_spec import logged_observations, read_exact, tensor_bytes
 
 
 def recorded(path):
     """(features bytes, index_to_evict) per observation, in log order."""
-    with open(path, "rb") as f:
-        header = json.loads(f.readline())
-        names = [s["name"] for s in header["features"]]
-        assert names[-1] == "index_to_evict", names
-        size = sum(tensor_bytes(s) for s in header["features"])
-        score = tensor_bytes(header["score"]) if "score" in header else None
-        out = []
-        while True:
-            line = f.readline()
-            if not line:
-                return out
-            record = json.loads(line)
-            if "observation" in record:
-                data = read_exact(f, size)
-                out.append((data[:-8], struct.unpack("<q", data[-8:])[0]))
-            elif "outcome" in record:
-                read_exact(f, score)
+    header, observations = logged_observations(path)
+    names = [s["name"] for s in header["features"]]
+    assert names[-1] == "index_to_evict", names
+    return [(data[:-8], struct.unpack("<q", data[-8:])[0]) for _, data in observations]
 
 
 def main():

@@ -19,39 +19,18 @@ import json
 import struct
 import sys
 
-from tensor_spec import tensor_bytes
-
-
-def read_exact(f, n):
-    data = f.read(n)
-    if len(data) != n or f.read(1) != b"\n":
-        raise ValueError("truncated record")
-    return data
+from tensor_spec import logged_observations, read_exact, tensor_bytes
 
 
 def recorded(path):
     """{function: [(features bytes, priority bytes)]}, in log order."""
-    with open(path, "rb") as f:
-        header = json.loads(f.readline())
-        names = [s["name"] for s in header["features"]]
-        assert names[-1] == "priority" and header["features"][-1]["type"] == "float", names
-        size = sum(tensor_bytes(s) for s in header["features"])
-        score = tensor_bytes(header["score"]) if "score" in header else None
-        out = {}
-        context = None
-        while True:
-            line = f.readline()
-            if not line:
-                return out
-            record = json.loads(line)
-            if "context" in record:
-                context = record["context"]
-                out.setdefault(context, [])
-            elif "observation" in record:
-                data = read_exact(f, size)
-                out[context].append((data[:-4], data[-4:]))
-            elif "outcome" in record:
-                read_exact(f, score)
+    header, observations = logged_observations(path)
+    names = [s["name"] for s in header["features"]]
+    assert names[-1] == "priority" and header["features"][-1]["type"] == "float", names
+    out = {}
+    for context, data in observations:
+        out.setdefault(context, []).append((data[:-4], data[-4:]))
+    return out
 
 
 def main():
