@@ -9,9 +9,8 @@
 #   bench/explore.sh [N [ROUNDS]]     (default: 40 generated modules, 3 rounds)
 #
 # Prints per corpus: the plain harvest, the exploration, the ratio
-# exploration / (8 x plain), and the ratio per compiled trajectory
-# (exploration / (plain x (1 + explored / modules))), because a module with
-# fewer than 7 decisions has fewer than 7 explorations. Then what the last
+# exploration / (8 x plain) (a module with fewer than 7 decisions has fewer
+# than 7 explorations), and each round's time. Then what the last
 # exploration found for K = 1, 3, 7 (each K's figure is the best of the
 # first K explorations of the same chain): total native size, change,
 # modules improved, and per improved module the median and largest gain.
@@ -56,8 +55,14 @@ trajectories = sum(len(c) - 1 for c in chains.values())
 print(f"{name}: {modules} modules, {trajectories} explored trajectories")
 print(f"  plain harvest {plain:.2f} s; --explore=7 {explored:.2f} s")
 print(f"  exploration / (8 x plain) = {explored / (8 * plain):.3f}x")
-print(f"  per compiled trajectory: exploration / (plain x {1 + trajectories / modules:.2f}) = "
-      f"{explored / (plain * (1 + trajectories / modules)):.3f}x")
+rounds = []
+for r in range(1, 8):
+    try:
+        rounds.append(json.load(open(f"{out}/explore/round-{r}/summary.json"))["seconds"])
+    except FileNotFoundError:
+        break
+print("  each round (its modules are the ones with decisions, the larger ones): " +
+      ", ".join(f"{s:.2f} s" for s in rounds))
 base = sum(c[0]["native_size"] for c in chains.values())
 print(f"  K | total native size | change | improved | median gain | largest gain   (base {base})")
 for k in (1, 3, 7):
