@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <sstream>
 #include <sys/wait.h>
 
 using namespace mlgo;
@@ -254,6 +256,43 @@ TEST_F(HarvestPlugin, KillNineAndResumeEqualsACleanRun) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_EQ(a[i], b[i]);
+}
+
+// Exploration on C and C++ modules (issue 34's correctness): every kept
+// trajectory is what a fresh --policy=replay: harvest of its decisions
+// gives, log byte for byte and native size, explored and replayed in plugin
+// and in interactive mode, with opt and with clang.
+TEST_F(HarvestPlugin, KeptTrajectoriesOfCAndCxxModulesEqualFreshReplays) {
+  for (const std::string &setup :
+       {std::string("--mode=plugin --compiler=opt"), std::string("--mode=interactive --compiler=opt"),
+        std::string("--mode=plugin --compiler=clang")}) {
+    std::string tag = std::to_string(std::hash<std::string>()(setup) % 1000);
+    std::string out = Work / ("explored-" + tag), replayed = Work / ("replayed-" + tag), kept = out + ".kept.jsonl";
+    CommandResult r =
+        run(harvest(out, setup + " --num_workers=2 --policy=random:0.5:5 --explore=3 --explore_order=first"));
+    ASSERT_EQ(r.ExitCode, 0) << setup << ": " << r.Err;
+    std::string lines;
+    std::map<std::string, nlohmann::json> keptOf;
+    std::istringstream table(readFile(out + "/explore.jsonl"));
+    for (std::string line; std::getline(table, line);) {
+      nlohmann::json t = nlohmann::json::parse(line);
+      if (t["kept"]) {
+        keptOf[t["module"]] = t;
+        lines += nlohmann::json{{"module", t["module"]}, {"decisions", t["decisions"]}}.dump() + "\n";
+      }
+    }
+    ASSERT_EQ(keptOf.size(), modules().size()) << setup;
+    EXPECT_GT(harvestSummary(out)["explore"]["improved"].get<int>(), 0) << setup << ": no flip won";
+    writeFile(kept, lines);
+    mustRun(harvest(replayed, setup + " --num_workers=2 --policy=replay:" + quote(kept)));
+    auto fresh = journalByModule(replayed);
+    for (const std::string &m : modules()) {
+      ASSERT_EQ(fresh[m]["status"], "ok") << setup << " " << m << fresh[m].dump();
+      EXPECT_EQ(fresh[m]["native_size"], keptOf[m]["native_size"]) << setup << " " << m;
+      EXPECT_TRUE(readFile(out + "/logs/" + m + ".log") == readFile(replayed + "/logs/" + m + ".log"))
+          << setup << " " << m << ": the kept log is not the replay's";
+    }
+  }
 }
 
 } // namespace
