@@ -229,20 +229,23 @@ int main(int argc, char **argv) {
   unsigned explore = 0;
   std::string exploreOrder = "uncertain";
   app.add_option("--explore", explore,
-                 "Inliner: after each module's base trajectory (the --policy: default, random:P:SEED or tflite:DIR), "
+                 "Inliner: after each module's base trajectory (the --policy: default, random:P:SEED, tflite:DIR or "
+                 "exec:CMD), "
                  "up to K more, "
                  "each replaying the newest one up to a step, flipping it and following the base policy afterwards; "
                  "the smallest native size is kept in logs/<module>.log (ties go to the base). OUT/explore.jsonl lists "
                  "every trajectory, summary.json's explore the totals; each round is a replay harvest in "
                  "OUT/explore/round-<r>/. With --policies, each policy is a base policy, explored in "
-                 "OUT/policies/<k>/, and evaluation.json gives its kept totals (and its base ones in explore). 0: "
-                 "the plain harvest.")
+                 "OUT/policies/<k>/, and evaluation.json gives its kept totals (and its base ones in explore). With "
+                 "--link, the kept trajectories' program is linked (summary.json's explore.linked compares it with "
+                 "the base's). Explored shards merge with merge-harvest. 0: the plain harvest.")
       ->capture_default_str();
   app.add_option("--explore_order", exploreOrder,
                  "Which step an exploration flips, after the previous flip: uncertain (the one the base policy was "
                  "least sure of: for the default heuristic the smallest |threshold - inline cost|, which the plugin "
                  "reports, so --mode=plugin, and the base harvest writes sites files; for a tflite: policy the "
-                 "smallest |yes - no| of its logged inlining_logits), first (the next one) or random:SEED "
+                 "smallest |yes - no| of its logged inlining_logits; for an exec: policy the certainty it sends after "
+                 "each decision, asked for with MLGO_POLICY_CERTAINTY=1), first (the next one) or random:SEED "
                  "(uniformly drawn, seeded per module and round).")
       ->capture_default_str();
   std::string ir2vecVocab, ir2vecKind;
