@@ -38,6 +38,9 @@ std::string pluginUnsuitable(const ModeRequest &request) {
         how == PolicySpec::Kind::Default || how == PolicySpec::Kind::Random || how == PolicySpec::Kind::TFLite;
     if (hosted && request.Requested == "plugin")
       return "";
+    if (how == PolicySpec::Kind::Default)
+      return "auto takes the register allocator's plugin for default traces only on a compiler without development "
+             "mode";
     if (hosted)
       return "auto takes the register allocator's plugin only for --policy=default; random: and tflite: run there "
              "with --mode=plugin";
