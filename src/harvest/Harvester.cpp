@@ -699,8 +699,14 @@ private:
 llvm::Expected<std::unique_ptr<Policy>> makePolicy(const HarvestOptions &options, const std::string &stderrPath) {
   switch (options.Policy.How) {
   case PolicySpec::Kind::TFLite:
-    if (options.Mode == AdvisorMode::Plugin)
+    if (options.Mode == AdvisorMode::Plugin) {
+      // The regalloc plugin has no probe: a model that cannot answer the
+      // problem is refused here, before any compile, as interactively.
+      if (isRegalloc(options.Decisions))
+        if (auto model = makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); !model)
+          return model.takeError();
       return makeDefaultPolicy(); // the compiler loads the model and decides: no copy here
+    }
     return makeTFLitePolicy(options.Policy.ModelDir, options.Decisions); // loaded once per worker
   case PolicySpec::Kind::Random:
     return makeRandomPolicy(options.Policy.Probability, options.Policy.Seed);

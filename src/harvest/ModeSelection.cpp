@@ -29,12 +29,23 @@ const char ProbeModule[] = "define internal i32 @callee(i32 %x) {\n"
 // Why the plugin cannot serve this request at all ("" when it can).
 std::string pluginUnsuitable(const ModeRequest &request) {
   if (request.Decisions != Problem::Inliner) {
-    // libMLGORegAllocAdvisor.so records the default eviction and priority advisors.
-    if (request.Policy.How == PolicySpec::Kind::Default && request.Requested == "plugin")
+    // libMLGORegAllocAdvisor.so records the default eviction and priority
+    // advisors, and hosts random: and tflite: (the same decisions as the
+    // interactive host's). auto keeps those on the interactive channel, whose
+    // reward is the remarks proxy: a run's rewards do not change under it.
+    PolicySpec::Kind how = request.Policy.How;
+    bool hosted =
+        how == PolicySpec::Kind::Default || how == PolicySpec::Kind::Random || how == PolicySpec::Kind::TFLite;
+    if (hosted && request.Requested == "plugin")
       return "";
-    return "the register allocator's plugin records only the default advisors "
-           "(--problem=regalloc-evict or regalloc-priority with --policy=default); otherwise regalloc runs on the "
-           "interactive channel";
+    if (how == PolicySpec::Kind::Default)
+      return "auto takes the register allocator's plugin for default traces only on a compiler without development "
+             "mode";
+    if (hosted)
+      return "auto takes the register allocator's plugin only for --policy=default; random: and tflite: run there "
+             "with --mode=plugin";
+    return "the register allocator's plugin hosts only --policy=default, random:P[:SEED] and tflite:DIR; " +
+           request.Policy.describe() + " runs on the interactive channel";
   }
   if (request.Policy.How == PolicySpec::Kind::Exec)
     return "exec: policies answer on the interactive channel";

@@ -24,11 +24,20 @@ std::string defaultRegallocPluginPath() { return joinPath(dirName(defaultInliner
 
 std::vector<std::string> pluginAdvisorFlags(const AdvisorSetup &advisor, bool clang, Problem problem) {
   if (isRegalloc(problem)) { // -load (llc's, or cc1's) loads it before the plugin's own option is parsed
-    std::string log = (problem == Problem::RegallocPriority ? "-mlgo-regalloc-priority-log=" : "-mlgo-regalloc-log=") +
-                      advisor.TrainingLog;
-    if (clang)
-      return {"-load", advisor.PluginPath, "-mllvm", log};
-    return {"-load", advisor.PluginPath, log};
+    std::vector<std::string> options = {
+        (problem == Problem::RegallocPriority ? "-mlgo-regalloc-priority-log=" : "-mlgo-regalloc-log=") +
+        advisor.TrainingLog};
+    // A hosted policy (random:, tflite:) decides in the compiler, seeded by the module's corpus name.
+    if (!advisor.PluginPolicy.empty() && advisor.PluginPolicy != "default")
+      options.insert(options.end(),
+                     {"-mlgo-regalloc-policy=" + advisor.PluginPolicy, "-mlgo-regalloc-module=" + advisor.ModuleName});
+    std::vector<std::string> flags = {"-load", advisor.PluginPath};
+    for (std::string &option : options) {
+      if (clang)
+        flags.push_back("-mllvm");
+      flags.push_back(std::move(option));
+    }
+    return flags;
   }
   std::vector<std::string> flags = {(clang ? "-fpass-plugin=" : "-load-pass-plugin=") + advisor.PluginPath};
   // opt loads the plugin while it parses its arguments, so the plugin's own
@@ -83,7 +92,7 @@ void explainPluginFailure(CompileOutcome &outcome, llvm::StringRef pluginPath) {
   // clang: "unable to load plugin '...'";
   // the plugin's own fatal errors start with its name.
   for (const char *marker : {"Could not load library", "Failed to load passes from", "unable to load plugin",
-                             "Wrong API version", "libMLGOInlineAdvisor"}) {
+                             "Wrong API version", "libMLGOInlineAdvisor", "mlgo-regalloc:"}) {
     size_t at = err.find(marker);
     if (at == std::string::npos)
       continue;
@@ -91,7 +100,7 @@ void explainPluginFailure(CompileOutcome &outcome, llvm::StringRef pluginPath) {
     begin = begin == std::string::npos ? 0 : begin + 1;
     size_t end = err.find('\n', at);
     outcome.Reason = "plugin_failed";
-    outcome.Detail += "; the inliner plugin " + pluginPath.str() + " failed: " + err.substr(begin, end - begin);
+    outcome.Detail += "; the plugin " + pluginPath.str() + " failed: " + err.substr(begin, end - begin);
     return;
   }
 }

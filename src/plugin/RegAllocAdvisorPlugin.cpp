@@ -17,8 +17,15 @@
 // register (else the compile fails). Priority: the same with the priority
 // advisor (RegAllocPriorityTrace.cpp). After allocation, each function with
 // observations gets LLVM's RegAllocScore as its reward, in each log.
+//
+// With -mlgo-regalloc-policy=random:P[:SEED] or tflite:DIR the plugin hosts
+// that policy instead (RegAllocPolicyTrace.h): the channel thread answers with
+// the policy's decision, RAGreedy uses LLVM's ML advisor as it is (as with
+// -regalloc-enable-advisor=release), and the log holds what harvest-logs'
+// interactive mode logs for the same policy, without its process round trip.
 #include "EvictionCandidateIndex.h"
 #include "RegAllocChannelTrace.h"
+#include "RegAllocPolicyTrace.h"
 #include "RegAllocPriorityTrace.h"
 #include "RegAllocScoreBinding.h"
 #include "mlgo/log/TrainingLog.h"
@@ -64,6 +71,22 @@ cl::opt<std::string> PriorityLogOption(
              "features li_size, stage, weight, the default's priority as the float column priority, "
              "per-function reward) to this file. Environment: MLGO_REGALLOC_PRIORITY_LOG. Independent of "
              "-mlgo-regalloc-log (both may be given, with different files)."));
+
+cl::opt<std::string> PolicyOption(
+    "mlgo-regalloc-policy", cl::cat(Category),
+    cl::desc("Who decides the logged queries: default (record the default advisor; the allocation is plain "
+             "llc's), random:P[:SEED] or tflite:DIR (decided in-process exactly as harvest-logs' interactive "
+             "--policy: the allocation follows the policy). Needs -mlgo-regalloc-log or "
+             "-mlgo-regalloc-priority-log. Environment: MLGO_REGALLOC_POLICY."));
+
+cl::opt<std::string> ModuleOption("mlgo-regalloc-module", cl::cat(Category),
+                                  cl::desc("The module's name, which seeds random:P[:SEED] per module as "
+                                           "harvest-logs does (default: the LLVM module identifier). "
+                                           "Environment: MLGO_REGALLOC_MODULE."));
+
+[[noreturn]] void fatal(const Twine &message) {
+  report_fatal_error("mlgo-regalloc: " + message, /*gen_crash_diag=*/false);
+}
 
 std::string optionOrEnvironment(const cl::opt<std::string> &option, const char *variable) {
   if (option.getNumOccurrences())
@@ -153,10 +176,11 @@ private:
 class RecordingProvider final : public RegAllocEvictionAdvisorProvider {
 public:
   // Without a channel (`record` false, the error already reported) RAGreedy
-  // still needs an advisor: the default one.
-  RecordingProvider(LLVMContext &Ctx, EvictionTrace &Trace, bool record)
+  // still needs an advisor: the default one. `Recording` null: a hosted
+  // policy answers the channel and RAGreedy takes the ML advisor's choices.
+  RecordingProvider(LLVMContext &Ctx, mlgo::ChannelTrace &Trace, EvictionTrace *Recording, bool record)
       : RegAllocEvictionAdvisorProvider(AdvisorMode::Default, Ctx),
-        ML(record ? createReleaseModeAdvisorProvider(Ctx) : nullptr), Trace(Trace) {}
+        ML(record ? createReleaseModeAdvisorProvider(Ctx) : nullptr), Trace(Trace), Recording(Recording) {}
 
   std::unique_ptr<RegAllocEvictionAdvisor> getAdvisor(const MachineFunction &MF, const RAGreedy &RA,
                                                       MachineBlockFrequencyInfo *MBFI,
@@ -164,7 +188,9 @@ public:
     if (!ML)
       return std::make_unique<DefaultEvictionAdvisor>(MF, RA);
     Trace.startServer();
-    return std::make_unique<RecordingEvictionAdvisor>(MF, RA, ML->getAdvisor(MF, RA, MBFI, Loops), Trace);
+    if (!Recording)
+      return ML->getAdvisor(MF, RA, MBFI, Loops);
+    return std::make_unique<RecordingEvictionAdvisor>(MF, RA, ML->getAdvisor(MF, RA, MBFI, Loops), *Recording);
   }
 
   // Closes the ML advisor's channel (its model runner) before the trace ends.
@@ -172,14 +198,15 @@ public:
 
 private:
   std::unique_ptr<RegAllocEvictionAdvisorProvider> ML;
-  EvictionTrace &Trace;
+  mlgo::ChannelTrace &Trace;
+  EvictionTrace *Recording;
 };
 
 // Replaces the eviction advisor analysis RAGreedy asks for (same pass ID).
 class RecordingEvictionAnalysis final : public RegAllocEvictionAdvisorAnalysisLegacy {
 public:
-  explicit RecordingEvictionAnalysis(std::shared_ptr<EvictionTrace> Trace)
-      : RegAllocEvictionAdvisorAnalysisLegacy(AdvisorMode::Default), Trace(std::move(Trace)) {}
+  RecordingEvictionAnalysis(std::shared_ptr<mlgo::ChannelTrace> Trace, EvictionTrace *Recording)
+      : RegAllocEvictionAdvisorAnalysisLegacy(AdvisorMode::Default), Trace(std::move(Trace)), Recording(Recording) {}
 
   ~RecordingEvictionAnalysis() override {
     if (Provider)
@@ -188,13 +215,15 @@ public:
   }
 
   bool doInitialization(Module &M) override {
+    Trace->beginModule(M.getModuleIdentifier());
     bool ready = Trace->prepare(M.getContext());
-    Provider = std::make_unique<RecordingProvider>(M.getContext(), *Trace, ready);
+    Provider = std::make_unique<RecordingProvider>(M.getContext(), *Trace, Recording, ready);
     return false;
   }
 
 private:
-  std::shared_ptr<EvictionTrace> Trace;
+  std::shared_ptr<mlgo::ChannelTrace> Trace;
+  EvictionTrace *Recording;
 };
 
 // Runs right after the virtual register rewriter, where LLVM's own
@@ -215,17 +244,21 @@ public:
 
   bool runOnMachineFunction(MachineFunction &MF) override {
     double score = mlgo::regAllocScore(MF, getAnalysis<MachineBlockFrequencyInfoWrapperPass>().getMBFI());
-    for (const std::shared_ptr<mlgo::ChannelTrace> &trace : Traces) {
-      trace->reward(static_cast<float>(score));
-      std::string error = trace->serverError();
-      if (!error.empty())
+    for (size_t i = 0; i < Traces.size(); ++i) {
+      Traces[i]->reward(static_cast<float>(score));
+      std::string error = Traces[i]->serverError();
+      // Once: the compile has failed, and every later function would repeat it.
+      if (!error.empty() && !Reported[i]) {
+        Reported[i] = true;
         MF.getFunction().getContext().emitError("mlgo-regalloc: " + error);
+      }
     }
     return false;
   }
 
 private:
   std::vector<std::shared_ptr<mlgo::ChannelTrace>> Traces;
+  std::vector<bool> Reported = std::vector<bool>(Traces.size(), false);
 };
 char RegAllocRewardPass::ID = 0;
 
@@ -238,14 +271,38 @@ RegisterTargetPassConfigCallback Install([](TargetMachine &, legacy::PassManager
     report_fatal_error("mlgo-regalloc: -mlgo-regalloc-log and -mlgo-regalloc-priority-log name the same file " +
                            Twine(evictionLog),
                        /*gen_crash_diag=*/false);
+  std::string policy = optionOrEnvironment(PolicyOption, "MLGO_REGALLOC_POLICY");
+  if (policy.empty())
+    policy = "default";
+  bool hosted = policy != "default";
+  if (hosted && evictionLog.empty() && priorityLog.empty())
+    fatal("-mlgo-regalloc-policy=" + policy + " needs -mlgo-regalloc-log or -mlgo-regalloc-priority-log");
+  std::string module = optionOrEnvironment(ModuleOption, "MLGO_REGALLOC_MODULE");
+  // One policy per trace: each problem has its own stream, as in harvest-logs.
+  auto hostedTrace = [&](const std::string &log, mlgo::Problem problem, const char *flag) {
+    auto made = mlgo::makeHostedPolicy(policy, problem);
+    if (!made)
+      fatal("-mlgo-regalloc-policy=" + policy + " (for " + flag + "): " + toString(made.takeError()));
+    return mlgo::makePolicyTrace(log, problem, std::move(*made), module);
+  };
   if (!evictionLog.empty()) {
-    auto trace = std::make_shared<EvictionTrace>(evictionLog);
-    PM.add(new RecordingEvictionAnalysis(trace));
-    traces.push_back(std::move(trace));
+    if (hosted) {
+      std::shared_ptr<mlgo::ChannelTrace> trace =
+          hostedTrace(evictionLog, mlgo::Problem::RegallocEvict, "-mlgo-regalloc-log");
+      PM.add(new RecordingEvictionAnalysis(trace, nullptr));
+      traces.push_back(std::move(trace));
+    } else {
+      auto trace = std::make_shared<EvictionTrace>(evictionLog);
+      PM.add(new RecordingEvictionAnalysis(trace, trace.get()));
+      traces.push_back(std::move(trace));
+    }
   }
   if (!priorityLog.empty()) {
-    std::shared_ptr<mlgo::ChannelTrace> trace = mlgo::makePriorityTrace(priorityLog);
-    PM.add(mlgo::createPriorityTraceAnalysis(trace));
+    bool policyDecides = hosted;
+    std::shared_ptr<mlgo::ChannelTrace> trace =
+        hosted ? hostedTrace(priorityLog, mlgo::Problem::RegallocPriority, "-mlgo-regalloc-priority-log")
+               : mlgo::makePriorityTrace(priorityLog);
+    PM.add(mlgo::createPriorityTraceAnalysis(trace, policyDecides));
     traces.push_back(std::move(trace));
   }
   if (!traces.empty())

@@ -90,6 +90,8 @@ void ChannelTrace::serve() {
       }
       Header.emplace();
       Header->Features = reader.header().Features;
+      std::vector<TensorSpec> extras = loggedOutputs();
+      Header->Features.insert(Header->Features.end(), extras.begin(), extras.end());
       Header->Features.push_back(*reader.header().Advice); // the action column, as development mode logs it
       Header->Score = TensorSpec{"reward", ElementType::Float, {1}, 0};
       ServerError = checkHeader(reader);
@@ -112,13 +114,20 @@ void ChannelTrace::serve() {
       writeOutcome(0);
       std::string error;
       std::string reply = decision(reader, error);
-      if (!error.empty())
+      // The first error is the one worth reporting (a policy's failure
+      // leaves its extra outputs short, which the writer then refuses).
+      if (!error.empty() && ServerError.empty())
         ServerError = error;
       // A failure to log fails the compile (reward pass) but never stops
       // the replies: LLVM waits for every one.
       if (Logging) {
-        if (Error e = Writer->observationRaw({reader.observation(), reply})) {
-          ServerError = toString(std::move(e));
+        StringRef extras = loggedOutputBytes();
+        if (Error e = extras.empty() ? Writer->observationRaw({reader.observation(), reply})
+                                     : Writer->observationRaw({reader.observation(), extras, reply})) {
+          if (ServerError.empty())
+            ServerError = toString(std::move(e));
+          else
+            consumeError(std::move(e));
           Logging = false;
         }
       }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -32,6 +33,9 @@ public:
   virtual ~ChannelTrace();
 
   const std::string &path() const { return Path; }
+
+  /// The compiled module's identifier, before prepare().
+  virtual void beginModule(llvm::StringRef identifier) {}
 
   /// Creates the FIFOs beside the log (the compile's own work directory) and
   /// points LLVM's ML advisor at them.
@@ -60,6 +64,11 @@ protected:
   /// advice's bytes. A decision that cannot be replied as is sets `error`
   /// and replies an acceptable one (LLVM waits for every reply).
   virtual std::string decision(const TrainingLogReader &reader, std::string &error) = 0;
+  /// A policy's extra outputs, logged after the features and before the
+  /// decision (as harvest-logs' interactive host logs them), and their bytes
+  /// for the last decision.
+  virtual std::vector<TensorSpec> loggedOutputs() const { return {}; }
+  virtual llvm::StringRef loggedOutputBytes() const { return {}; }
 
 private:
   void serve();

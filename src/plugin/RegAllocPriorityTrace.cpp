@@ -77,17 +77,20 @@ private:
 class RecordingPriorityProvider final : public RegAllocPriorityAdvisorProvider {
 public:
   // Without a channel (`record` false, the error already reported) RAGreedy
-  // still needs an advisor: the default one.
-  RecordingPriorityProvider(PriorityTrace &Trace, bool record)
+  // still needs an advisor: the default one. `Recording` null: a hosted
+  // policy answers the channel and RAGreedy takes the ML advisor's priorities.
+  RecordingPriorityProvider(ChannelTrace &Trace, PriorityTrace *Recording, bool record)
       : RegAllocPriorityAdvisorProvider(AdvisorMode::Default),
-        ML(record ? createReleaseModePriorityAdvisorProvider() : nullptr), Trace(Trace) {}
+        ML(record ? createReleaseModePriorityAdvisorProvider() : nullptr), Trace(Trace), Recording(Recording) {}
 
   std::unique_ptr<RegAllocPriorityAdvisor> getAdvisor(const MachineFunction &MF, const RAGreedy &RA,
                                                       SlotIndexes &SI) override {
     if (!ML)
       return std::make_unique<DefaultPriorityAdvisor>(MF, RA, &SI);
     Trace.startServer();
-    return std::make_unique<RecordingPriorityAdvisor>(MF, RA, &SI, ML->getAdvisor(MF, RA, SI), Trace);
+    if (!Recording)
+      return ML->getAdvisor(MF, RA, SI);
+    return std::make_unique<RecordingPriorityAdvisor>(MF, RA, &SI, ML->getAdvisor(MF, RA, SI), *Recording);
   }
 
   // Closes the ML advisor's channel (its model runner) before the trace ends.
@@ -95,14 +98,15 @@ public:
 
 private:
   std::unique_ptr<RegAllocPriorityAdvisorProvider> ML;
-  PriorityTrace &Trace;
+  ChannelTrace &Trace;
+  PriorityTrace *Recording;
 };
 
 // Replaces the priority advisor analysis RAGreedy asks for (same pass ID).
 class RecordingPriorityAnalysis final : public RegAllocPriorityAdvisorAnalysisLegacy {
 public:
-  explicit RecordingPriorityAnalysis(std::shared_ptr<PriorityTrace> Trace)
-      : RegAllocPriorityAdvisorAnalysisLegacy(AdvisorMode::Default), Trace(std::move(Trace)) {}
+  RecordingPriorityAnalysis(std::shared_ptr<ChannelTrace> Trace, PriorityTrace *Recording)
+      : RegAllocPriorityAdvisorAnalysisLegacy(AdvisorMode::Default), Trace(std::move(Trace)), Recording(Recording) {}
 
   ~RecordingPriorityAnalysis() override {
     if (Provider)
@@ -111,13 +115,15 @@ public:
   }
 
   bool doInitialization(Module &M) override {
+    Trace->beginModule(M.getModuleIdentifier());
     bool ready = Trace->prepare(M.getContext());
-    Provider = std::make_unique<RecordingPriorityProvider>(*Trace, ready);
+    Provider = std::make_unique<RecordingPriorityProvider>(*Trace, Recording, ready);
     return false;
   }
 
 private:
-  std::shared_ptr<PriorityTrace> Trace;
+  std::shared_ptr<ChannelTrace> Trace;
+  PriorityTrace *Recording;
 };
 
 } // namespace
@@ -126,8 +132,9 @@ std::shared_ptr<ChannelTrace> makePriorityTrace(std::string path) {
   return std::make_shared<PriorityTrace>(std::move(path));
 }
 
-ImmutablePass *createPriorityTraceAnalysis(std::shared_ptr<ChannelTrace> trace) {
-  return new RecordingPriorityAnalysis(std::static_pointer_cast<PriorityTrace>(std::move(trace)));
+ImmutablePass *createPriorityTraceAnalysis(std::shared_ptr<ChannelTrace> trace, bool policyDecides) {
+  auto *recording = policyDecides ? nullptr : static_cast<PriorityTrace *>(trace.get());
+  return new RecordingPriorityAnalysis(std::move(trace), recording);
 }
 
 } // namespace mlgo

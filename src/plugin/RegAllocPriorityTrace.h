@@ -18,7 +18,9 @@ namespace mlgo {
 std::shared_ptr<ChannelTrace> makePriorityTrace(std::string path);
 
 /// The analysis RAGreedy takes its priority advisor from (the same pass ID as
-/// LLVM's), recording into `trace` (one made by makePriorityTrace).
-llvm::ImmutablePass *createPriorityTraceAnalysis(std::shared_ptr<ChannelTrace> trace);
+/// LLVM's), recording into `trace`: one made by makePriorityTrace, or, with
+/// `policyDecides`, a hosted policy's (RegAllocPolicyTrace.h), whose answers
+/// RAGreedy then takes from LLVM's ML priority advisor.
+llvm::ImmutablePass *createPriorityTraceAnalysis(std::shared_ptr<ChannelTrace> trace, bool policyDecides = false);
 
 } // namespace mlgo

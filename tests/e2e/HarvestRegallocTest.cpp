@@ -262,10 +262,82 @@ TEST_F(HarvestRegalloc, DefaultPriorityTracesComeFromThePluginWhichAutoPicks) {
     EXPECT_TRUE(dataset[0].contains("li_size"));
     EXPECT_TRUE(dataset[0].contains("reward"));
   }
-  // Other policies stay on the interactive channel.
-  r = run(harvest(Work / "rnd", "--problem=regalloc-priority --policy=random:1:3 --mode=plugin"));
+  // exec: policies stay on the interactive channel.
+  r = run(harvest(Work / "exec", "--problem=regalloc-priority --policy=exec:cat --mode=plugin"));
   EXPECT_EQ(r.ExitCode, 1);
-  EXPECT_NE(r.Err.find("records only the default advisors"), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("the register allocator's plugin hosts only --policy=default, random:P[:SEED] and tflite:DIR"),
+            std::string::npos)
+      << r.Err;
+}
+
+// random:P:SEED hosted by the regalloc plugin (--mode=plugin) decides as
+// harvest-logs' interactive host: per module, the same observations byte for
+// byte (features, decisions, contexts, where the rewards go) and the same
+// objects. The rewards themselves differ by definition: the plugin's are
+// LLVM's RegAllocScore, the interactive host's the remarks proxy.
+TEST_F(HarvestRegalloc, PluginHostedRandomPoliciesDecideAsTheInteractiveHost) {
+  // llc takes optimized IR (the embedded bitcode is clang's input to its
+  // optimizer); clang's objects embed their command line (.llvmcmd, which
+  // names the mode's own flags), compared without it.
+  std::string bc = Work / "bc", llcCorpus = Work / "llc-corpus";
+  fs::create_directories(bc);
+  for (int m = 0; m < 3; ++m)
+    mustRun(Clang + " -O2 -c -emit-llvm " + quote(*Fixture / ("src/r" + std::to_string(m) + ".c")) + " -o " +
+            quote(bc + "/r" + std::to_string(m) + ".bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(bc) + " --output_dir=" + quote(llcCorpus));
+  auto object = [&](const std::string &path) {
+    std::string stripped = path + ".nocmd";
+    mustRun("llvm-objcopy-22 --remove-section=.llvmcmd " + quote(path) + " " + quote(stripped));
+    return readFile(stripped);
+  };
+  for (const std::string compiler : {"clang", "llc"})
+    for (const std::string problem : {"regalloc-evict", "regalloc-priority"}) {
+      std::string tag = compiler + "/" + problem + " ", plugin = Work / (compiler + problem + "-plugin"),
+                  interactive = Work / (compiler + problem + "-interactive");
+      std::string flags = "--problem=" + problem + " --compiler=" + compiler + " --policy=random:0.5:11";
+      std::string in = compiler == "llc" ? llcCorpus : corpus();
+      CommandResult p =
+          run(harvestCommand(in, plugin, flags + " --mode=plugin --explicit_temps_dir=" + quote(plugin + "-temps")));
+      ASSERT_EQ(p.ExitCode, 0) << tag << p.Err;
+      EXPECT_EQ(harvestSummary(plugin)["mode"], "plugin") << tag;
+      CommandResult i = run(harvestCommand(
+          in, interactive, flags + " --mode=interactive --explicit_temps_dir=" + quote(interactive + "-temps")));
+      ASSERT_EQ(i.ExitCode, 0) << tag << i.Err;
+      auto jp = journalByModule(plugin), ji = journalByModule(interactive);
+      for (int m = 0; m < 3; ++m) {
+        std::string name = "r" + std::to_string(m) + (compiler == "llc" ? "" : ".o");
+        ASSERT_EQ(jp[name]["status"], "ok") << tag << jp[name].dump();
+        ASSERT_EQ(ji[name]["status"], "ok") << tag << ji[name].dump();
+        EXPECT_GT(jp[name]["decisions"].get<size_t>(), 100u) << tag << name;
+        EXPECT_EQ(jp[name]["decisions"], ji[name]["decisions"]) << tag << name;
+        EXPECT_EQ(jp[name]["native_size"], ji[name]["native_size"]) << tag << name;
+        EXPECT_TRUE(object(plugin + "-temps/" + name + "/native.o") ==
+                    object(interactive + "-temps/" + name + "/native.o"))
+            << tag << name << ": the objects differ";
+        std::string pluginLog = plugin + "/logs/" + name + ".log";
+        std::string a = logWithoutRewards(pluginLog), b = logWithoutRewards(interactive + "/logs/" + name + ".log");
+        EXPECT_FALSE(a.empty()) << tag << name;
+        EXPECT_TRUE(a == b) << tag << name << ": the logs differ beyond their rewards";
+        // The plugin's rewards: RegAllocScore per function, summed in the journal.
+        double sum = 0;
+        for (const LoggedObservation &o : readObservations(pluginLog))
+          sum += o.Outcome.value_or(0);
+        EXPECT_GT(sum, 0.0) << tag << name;
+        EXPECT_NEAR(jp[name]["regalloc_score"].get<double>(), sum, 1e-3) << tag << name;
+      }
+    }
+  EXPECT_EQ(journalByModule(Work / "clangregalloc-evict-plugin")["nobody.o"]["decisions"], 0);
+  // Another seed decides otherwise (the seed reaches the plugin).
+  std::string other = Work / "other-seed";
+  ASSERT_EQ(
+      run(harvest(other, "--problem=regalloc-evict --policy=random:0.5:12 --mode=plugin --modules_filter=r0")).ExitCode,
+      0);
+  EXPECT_FALSE(logWithoutRewards(other + "/logs/r0.o.log") ==
+               logWithoutRewards(Work / "clangregalloc-evict-plugin/logs/r0.o.log"));
+  // auto keeps random: on the interactive channel (its rewards stay the remarks proxy).
+  std::string automatic = Work / "auto";
+  ASSERT_EQ(run(harvest(automatic, "--problem=regalloc-evict --policy=random:0.5:11 --modules_filter=r0")).ExitCode, 0);
+  EXPECT_EQ(harvestSummary(automatic)["mode"], "interactive") << harvestSummary(automatic).dump();
 }
 
 TEST_F(HarvestRegalloc, DevelopmentModeWithAFakeTFLiteClang) {

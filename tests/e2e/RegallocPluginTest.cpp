@@ -579,3 +579,54 @@ TEST_F(RegallocPlugin, HarvestLogsRecordsDefaultPriorityTracesThroughThePlugin) 
 }
 
 } // namespace
+
+// -mlgo-regalloc-policy: a hosted random policy changes the allocation (the
+// ML advisor's answers are taken), is seeded per module name
+// (-mlgo-regalloc-module) and reproducible; specs the plugin cannot host are
+// clear errors naming the flag.
+TEST_F(RegallocPlugin, HostedRandomPoliciesDecideAndBadSpecsAreClearErrors) {
+  std::string random = " -mlgo-regalloc-policy=random:0.5:3 -mlgo-regalloc-module=";
+  mustRun(llc("c.bc", "c.plain.o"));
+  for (const std::string run : {"a", "b"})
+    mustRun(
+        llc("c.bc", "c." + run + ".o",
+            "-load " + quote(Plugin) + " -mlgo-regalloc-log=" + quote(Work / ("c." + run + ".log")) + random + "m"));
+  mustRun(llc("c.bc", "c.other.o",
+              "-load " + quote(Plugin) + " -mlgo-regalloc-log=" + quote(Work / "c.other.log") + random + "other"));
+  EXPECT_EQ(readFile(Work / "c.a.log"), readFile(Work / "c.b.log")) << "a seeded policy is reproducible";
+  EXPECT_EQ(readFile(Work / "c.a.o"), readFile(Work / "c.b.o"));
+  EXPECT_NE(readFile(Work / "c.a.o"), readFile(Work / "c.plain.o")) << "random evictions change the allocation";
+  EXPECT_NE(readFile(Work / "c.a.log"), readFile(Work / "c.other.log")) << "the module name seeds the stream";
+  std::vector<LoggedObservation> log = readObservations(Work / "c.a.log");
+  ASSERT_GT(log.size(), 20u);
+  size_t kept = 0;
+  for (const LoggedObservation &o : log) {
+    auto column = static_cast<size_t>(o["index_to_evict"]);
+    ASSERT_EQ(o.Features.at("mask").at(column), 1);
+    kept += column == 32;
+  }
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, log.size());
+
+  struct Case {
+    std::string Flags, Expect;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"-mlgo-regalloc-log=" + quote(Work / "e.log") + " -mlgo-regalloc-policy=exec:cat",
+            "mlgo-regalloc: -mlgo-regalloc-policy=exec:cat (for -mlgo-regalloc-log): the plugin hosts default, "
+            "random:P[:SEED] and tflite:DIR"},
+           {"-mlgo-regalloc-log=" + quote(Work / "e.log") + " -mlgo-regalloc-policy=random:2",
+            "mlgo-regalloc: -mlgo-regalloc-policy=random:2 (for -mlgo-regalloc-log): "},
+           {"-mlgo-regalloc-priority-log=" + quote(Work / "e.log") +
+                " -mlgo-regalloc-policy=tflite:" + quote(Work / "no-such-model"),
+            "mlgo-regalloc: -mlgo-regalloc-policy=tflite:" + Work / "no-such-model" +
+                " (for -mlgo-regalloc-priority-log): "},
+           {"-mlgo-regalloc-policy=random:0.5",
+            "mlgo-regalloc: -mlgo-regalloc-policy=random:0.5 needs -mlgo-regalloc-log or -mlgo-regalloc-priority-log"},
+       }) {
+    CommandResult r = run(llc("c.bc", "e.o", "-load " + quote(Plugin) + " " + c.Flags));
+    EXPECT_NE(r.ExitCode, 0) << c.Flags;
+    EXPECT_NE(r.Err.find(c.Expect), std::string::npos) << c.Flags << ": " << r.Err;
+    EXPECT_EQ(r.Err.find("Stack dump"), std::string::npos) << r.Err;
+  }
+}

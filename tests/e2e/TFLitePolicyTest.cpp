@@ -421,6 +421,70 @@ TEST_F(TFLitePolicy, HarvestEvictionsWithAnEvictionModel) {
   }
 }
 
+// tflite:DIR hosted by the regalloc plugin (--mode=plugin): the model runs
+// inside clang-22/llc-22 and decides as harvest-logs' interactive host does
+// with the same model: the same observations byte for byte (features, the
+// model's evict_logits, index_to_evict), the same objects and sizes (rewards:
+// the plugin's RegAllocScore, the host's remarks proxy). A model that cannot
+// decide evictions is refused before any compile.
+TEST_F(TFLitePolicy, RegallocPluginHostsEvictionModelsAsTheInteractiveHost) {
+  std::string m = model("evict", true, 1);
+  // llc takes optimized IR; clang's objects embed their command line
+  // (.llvmcmd, which names the mode's own flags), compared without it.
+  fs::create_directories(Work / "bc");
+  mustRun(std::string(MLGO_CLANG) + " -O2 -c -emit-llvm " + quote(dir("src/r.c")) + " -o " + quote(Work / "bc/r.bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(Work / "bc") + " --output_dir=" + quote(Work / "llc-corpus"));
+  auto object = [&](const std::string &path) {
+    mustRun("llvm-objcopy-22 --remove-section=.llvmcmd " + quote(path) + " " + quote(path + ".nocmd"));
+    return readFile(path + ".nocmd");
+  };
+  for (const std::string compiler : {"clang", "llc"}) {
+    std::string plugin = Work / (compiler + "-plugin"), interactive = Work / (compiler + "-interactive");
+    std::string flags = "--problem=regalloc-evict --compiler=" + compiler + " --policy=tflite:" + m;
+    std::string in = compiler == "llc" ? Work / "llc-corpus" : dir("rcorpus"), name = compiler == "llc" ? "r" : "r.o";
+    CommandResult p = run(harvest(in, plugin, flags + " --mode=plugin --explicit_temps_dir=" + quote(plugin + "-t")));
+    ASSERT_EQ(p.ExitCode, 0) << compiler << p.Err;
+    EXPECT_EQ(harvestSummary(plugin)["mode"], "plugin");
+    CommandResult i =
+        run(harvest(in, interactive, flags + " --mode=interactive --explicit_temps_dir=" + quote(interactive + "-t")));
+    ASSERT_EQ(i.ExitCode, 0) << compiler << i.Err;
+    auto jp = journalByModule(plugin), ji = journalByModule(interactive);
+    ASSERT_EQ(jp[name]["status"], "ok") << jp[name].dump();
+    ASSERT_EQ(ji[name]["status"], "ok") << ji[name].dump();
+    EXPECT_GT(jp[name]["decisions"].get<size_t>(), 50u) << compiler;
+    EXPECT_EQ(jp[name]["decisions"], ji[name]["decisions"]) << compiler;
+    EXPECT_EQ(jp[name]["native_size"], ji[name]["native_size"]) << compiler;
+    EXPECT_TRUE(object(plugin + "-t/" + name + "/native.o") == object(interactive + "-t/" + name + "/native.o"))
+        << compiler << ": the objects differ";
+    std::string a = logWithoutRewards(plugin + "/logs/" + name + ".log"),
+                b = logWithoutRewards(interactive + "/logs/" + name + ".log");
+    EXPECT_FALSE(a.empty()) << compiler;
+    EXPECT_TRUE(a == b) << compiler << ": the logs differ beyond their rewards";
+    auto logged = readObservations(plugin + "/logs/" + name + ".log");
+    ASSERT_FALSE(logged.empty());
+    EXPECT_EQ(logged[0].Features.at("evict_logits").size(), 33u);
+  }
+  // The inliner's model cannot decide evictions: refused before any compile,
+  // and by the plugin itself, naming its flag.
+  CommandResult h = run(harvest(dir("rcorpus"), Work / "out-wrong",
+                                "--problem=regalloc-evict --mode=plugin --policy=tflite:" + model("constant1")));
+  EXPECT_EQ(h.ExitCode, 1);
+  EXPECT_NE(h.Err.find("entry 0 is 'inlining_decision', but regalloc-evict policies decide 'index_to_evict'"),
+            std::string::npos)
+      << h.Err;
+  EXPECT_FALSE(exists(Work / "out-wrong/logs/r.o.log"));
+  CommandResult llc = run("llc-22 -O2 -filetype=obj -load " +
+                          quote(std::string(MLGO_BIN_DIR) + "/../lib/mlgo-corpus/libMLGORegAllocAdvisor.so") +
+                          " -mlgo-regalloc-log=" + quote(Work / "w.log") + " -mlgo-regalloc-policy=tflite:" +
+                          quote(model("constant1")) + " " + quote(Work / "bc/r.bc") + " -o " + quote(Work / "w.o"));
+  EXPECT_NE(llc.ExitCode, 0);
+  EXPECT_NE(llc.Err.find("mlgo-regalloc: -mlgo-regalloc-policy=tflite:" + model("constant1") +
+                         " (for -mlgo-regalloc-log): "),
+            std::string::npos)
+      << llc.Err;
+  EXPECT_NE(llc.Err.find("but regalloc-evict policies decide 'index_to_evict'"), std::string::npos) << llc.Err;
+}
+
 TEST_F(TFLitePolicy, MalformedModelsAreClearErrors) {
   struct Case {
     std::string Kind, Expect;

@@ -40,4 +40,33 @@ std::vector<LoggedObservation> readObservations(const std::string &path) {
   return out;
 }
 
+std::string logWithoutRewards(const std::string &path) {
+  std::string out;
+  auto reader = TrainingLogReader::open(path);
+  EXPECT_TRUE(static_cast<bool>(reader)) << path;
+  if (!reader) {
+    llvm::consumeError(reader.takeError());
+    return out;
+  }
+  while (true) {
+    auto event = (*reader)->next();
+    if (!event) {
+      ADD_FAILURE() << path << ": " << llvm::toString(event.takeError());
+      break;
+    }
+    if (*event == TrainingLogReader::Event::End)
+      break;
+    if (*event == TrainingLogReader::Event::Header)
+      out += "header " + (*reader)->header().toLine() + "\n";
+    else if (*event == TrainingLogReader::Event::Context)
+      out += "context " + (*reader)->context() + "\n";
+    else if (*event == TrainingLogReader::Event::Observation)
+      out +=
+          "observation " + std::to_string((*reader)->observationIndex()) + " " + (*reader)->observation().str() + "\n";
+    else
+      out += "outcome\n";
+  }
+  return out;
+}
+
 } // namespace mlgo::test

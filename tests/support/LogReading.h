@@ -21,4 +21,11 @@ struct LoggedObservation {
 /// the current test.
 std::vector<LoggedObservation> readObservations(const std::string &path);
 
+/// The log at `path` record by record (its header line, every context, every
+/// observation's raw bytes, where each outcome is) without the outcomes'
+/// values: what two regalloc logs whose rewards are computed differently (the
+/// interactive host's remarks proxy, the plugin's RegAllocScore) must share
+/// byte for byte when they took the same decisions.
+std::string logWithoutRewards(const std::string &path);
+
 } // namespace mlgo::test

@@ -118,12 +118,13 @@ int main(int argc, char **argv) {
   app.add_option("--mode", mode,
                  "plugin: the compiler loads the inliner plugin (--plugin_path), which decides and logs in-process "
                  "(inliner; default, random and in-process policies); for --problem=regalloc-evict or "
-                 "regalloc-priority with --policy=default, the register allocation plugin (-load "
-                 "libMLGORegAllocAdvisor.so), which logs the default advisor's decisions with LLVM's features and "
-                 "RegAllocScore. interactive: the harvester answers every "
+                 "regalloc-priority with --policy=default, random:P[:SEED] or tflite:DIR, the register allocation "
+                 "plugin (-load libMLGORegAllocAdvisor.so), which logs the default advisor's (or decides and logs the "
+                 "hosted policy's) decisions with LLVM's features and RegAllocScore. interactive: the harvester "
+                 "answers every "
                  "decision over a FIFO channel. development: the compiler writes -training-log itself (a TFLite "
-                 "build). auto: the plugin when it loads cleanly into the compiler (probed once; default regalloc "
-                 "traces: when the compiler has no development mode), else "
+                 "build). auto: the plugin when it loads cleanly into the compiler (probed once; regalloc: only "
+                 "default traces, when the compiler has no development mode), else "
                  "development when the compiler has it, else interactive; the first log line and summary.json say "
                  "which and why.")
       ->check(CLI::IsMember({"auto", "interactive", "development", "plugin"}))
