@@ -422,29 +422,39 @@ TEST_F(CompileServer, TheRegallocPluginIsLoadedByTheServerNotPerChild) {
     EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
 }
 
-// A child that crashes while compiling with the regalloc plugin costs its
-// module only; the other modules' logs are the exec path's.
+// A child that crashes while compiling with the regalloc plugin (llc's or
+// clang cc1's) costs its module only; the other module's log and record are
+// the exec path's.
 TEST_F(CompileServer, ACrashingRegallocPluginChildCostsOnlyItsModule) {
   std::string own = ownServer(Work / "server");
-  const std::string flags = "--compiler=llc --problem=regalloc-evict --policy=default --mode=plugin";
-  std::string out = Work / "crash", clean = Work / "clean";
-  CommandResult r = run("MLGO_COMPILE_SERVER_FAULT=abort:/r1.bc " +
-                        harvestCommand(corpus("regalloc-corpus"), out,
-                                       flags + " --compile_server=on --compile_server_path=" + quote(own)));
-  ASSERT_EQ(r.ExitCode, 0) << r.Err;
-  mustRun(harvestCommand(corpus("regalloc-corpus"), clean, flags + " --compile_server=off"));
-  auto crashed = journalByModule(out), expected = journalByModule(clean);
-  ASSERT_EQ(crashed.size(), 2u);
-  EXPECT_EQ(crashed["r1"]["status"], "failed") << crashed["r1"].dump();
-  EXPECT_EQ(crashed["r1"]["reason"], "compiler_failed") << crashed["r1"].dump();
-  EXPECT_EQ(crashed["r1"]["exit_status"], "signal 6 (Aborted)") << crashed["r1"].dump();
-  EXPECT_FALSE(fs::exists(out + "/logs/r1.log"));
-  crashed["r0"].erase("seconds");
-  expected["r0"].erase("seconds");
-  EXPECT_EQ(crashed["r0"], expected["r0"]);
-  EXPECT_EQ(crashed["r0"]["status"], "ok");
-  EXPECT_TRUE(readFile(out + "/logs/r0.log") == readFile(clean + "/logs/r0.log"));
-  EXPECT_EQ(runningServers(own).size(), 0u);
+  struct Case {
+    std::string Corpus, Compiler, Crashing, Other;
+  };
+  for (const Case &c : {Case{corpus("regalloc-corpus"), "llc", "r1", "r0"},
+                        Case{corpus("regalloc-clang-corpus"), "clang", "rp1.o", "rp0.o"}}) {
+    const std::string flags = "--compiler=" + c.Compiler + " --problem=regalloc-evict --policy=default --mode=plugin";
+    std::string out = Work / (c.Compiler + "-crash"), clean = Work / (c.Compiler + "-clean");
+    CommandResult r =
+        run("MLGO_COMPILE_SERVER_FAULT=abort:/" + c.Crashing + ".bc " +
+            harvestCommand(c.Corpus, out, flags + " --compile_server=on --compile_server_path=" + quote(own)));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    mustRun(harvestCommand(c.Corpus, clean, flags + " --compile_server=off"));
+    auto crashed = journalByModule(out), expected = journalByModule(clean);
+    ASSERT_EQ(crashed.size(), 2u) << c.Compiler;
+    nlohmann::json &failed = crashed[c.Crashing], &ok = crashed[c.Other];
+    EXPECT_EQ(failed["status"], "failed") << failed.dump();
+    EXPECT_EQ(failed["reason"], "compiler_failed") << failed.dump();
+    EXPECT_EQ(failed["exit_status"], "signal 6 (Aborted)") << failed.dump();
+    EXPECT_FALSE(fs::exists(out + "/logs/" + c.Crashing + ".log"));
+    ok.erase("seconds");
+    expected[c.Other].erase("seconds");
+    EXPECT_EQ(ok, expected[c.Other]) << c.Compiler;
+    EXPECT_EQ(ok["status"], "ok") << ok.dump();
+    EXPECT_TRUE(readFile(out + "/logs/" + c.Other + ".log") == readFile(clean + "/logs/" + c.Other + ".log"))
+        << c.Compiler;
+    EXPECT_EQ(harvestSummary(out)["compile_server"]["used"], true);
+    EXPECT_EQ(runningServers(own).size(), 0u);
+  }
 }
 
 // opt's child goes on to generate code (one child per module, not two): a
