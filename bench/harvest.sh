@@ -28,10 +28,13 @@
 # top (its features and logs), so no harvest, with or without a server,
 # goes below the floor by more than the rounds' noise.
 # MLGO_BENCH_CXX_N sets the C++ corpus' size (default: N).
-# A regalloc row follows: N optimized modules with high register pressure,
+# Regalloc rows follow: N optimized modules with high register pressure,
 # plain llc-22 -O2 against harvest-logs --problem=regalloc-evict
 # --compiler=llc --policy=random:0.5 (stock llc sends no default eviction, so
-# a random policy stands in; its evictions change the allocation).
+# a random policy stands in over the interactive channel; its evictions
+# change the allocation), and against the regalloc plugin's default eviction
+# trace (--policy=default --mode=plugin), each with --compile_server=off and on.
+# MLGO_BENCH_PROBLEMS: which rows to run (default: "inliner regalloc").
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${MLGO_BUILD_DIR:-$root/build}/bin
@@ -40,6 +43,7 @@ work=$root/bench/.work
 sizes=("$@")
 rounds=${MLGO_BENCH_ROUNDS:-3}
 [ ${#sizes[@]} -gt 0 ] || sizes=(200)
+problems=${MLGO_BENCH_PROBLEMS:-inliner regalloc}
 
 # The generated corpora (generate, generate_zstd, generate_cxx, generate_regalloc).
 # shellcheck source=bench/corpora.sh
@@ -67,7 +71,7 @@ row() { # PROBLEM/CORPUS N MODE SECONDS BASELINE [OUTDIR]
     ok=$(grep -c '"status":"ok"' "$6/harvest.jsonl" || true)
     [ "$ok" -eq "$2" ] || echo "bench: only $ok of $2 modules ok in $6" >&2
   fi
-  printf '%-14s %-6s %-18s %-10.2f %-7.3f %-10s %-12s %-17s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
+  printf '%-14s %-6s %-22s %-10.2f %-7.3f %-10s %-12s %-17s %-14s\n' "$1" "$2" "$3" "$4" "$(echo "$4 / $5" | bc -l)" \
     "$decisions" "$rate" "$rss" "$server"
 }
 plain_inliner() { # DIR
@@ -98,9 +102,11 @@ plain_llc() { # DIR
 }
 
 echo "bench: $rounds rounds per row, interleaved; each figure is the median" >&2
-printf '%-14s %-6s %-18s %-10s %-7s %-10s %-12s %-17s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB server_RSS_MB
+printf '%-14s %-6s %-22s %-10s %-7s %-10s %-12s %-17s %-14s\n' corpus N mode seconds ratio decisions decisions/s harvester_RSS_MB server_RSS_MB
 for n in "${sizes[@]}"; do
-  for kind in c zstd cxx; do
+  kinds=()
+  [[ " $problems " == *" inliner "* ]] && kinds=(c zstd cxx)
+  for kind in "${kinds[@]}"; do
     m=$n
     [ $kind = cxx ] && m=${MLGO_BENCH_CXX_N:-$n}
     [ $kind = zstd ] && m=26
@@ -141,16 +147,24 @@ for n in "${sizes[@]}"; do
     done
   done
 
+  [[ " $problems " == *" regalloc "* ]] || continue
   dir=$work/regalloc_$n
   generate_regalloc "$n" "$dir"
-  plain=() evict=() eserver=()
+  plain=() evict=() eserver=() pevict=() pserver=()
   for ((r = 0; r < rounds; r++)); do
     plain+=("$(timed plain_llc "$dir")")
     evict+=("$(timed harvest "$dir" out --problem=regalloc-evict --compiler=llc --policy=random:0.5:1 --compile_server=off)")
     eserver+=("$(timed harvest "$dir" server --problem=regalloc-evict --compiler=llc --policy=random:0.5:1 --compile_server=on)")
+    pevict+=("$(timed harvest "$dir" plugin --problem=regalloc-evict --compiler=llc --policy=default --mode=plugin --compile_server=off)")
+    pserver+=("$(timed harvest "$dir" plugin-server --problem=regalloc-evict --compiler=llc --policy=default --mode=plugin --compile_server=on)")
   done
   base=$(median "${plain[@]}")
   row regalloc "$n" plain-llc "$base" "$base"
   row regalloc "$n" interactive "$(median "${evict[@]}")" "$base" "$dir/out"
   row regalloc "$n" interactive+server "$(median "${eserver[@]}")" "$base" "$dir/server"
+  row regalloc "$n" plugin-default "$(median "${pevict[@]}")" "$base" "$dir/plugin"
+  row regalloc "$n" plugin-default+server "$(median "${pserver[@]}")" "$base" "$dir/plugin-server"
+  for f in "$dir"/plugin/logs/*.log; do # the server's default traces are the exec'd llc's bytes
+    cmp -s "$f" "$dir/plugin-server/logs/${f##*/}" || { echo "bench: ${f##*/} differs in plugin-server" >&2; exit 1; }
+  done
 done

@@ -1086,7 +1086,10 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
           options.CompileServerPath,
           options.Mode == AdvisorMode::Plugin ? std::vector<std::string>{options.PluginPath}
                                               : std::vector<std::string>{},
-          options.Mode == AdvisorMode::Plugin ? pluginPolicy(options.Policy) : "",
+          // The plugin (inliner or regalloc) loads once per server; only the
+          // inliner's has a policy to prepare.
+          options.Mode == AdvisorMode::Plugin && options.Decisions == Problem::Inliner ? pluginPolicy(options.Policy)
+                                                                                       : "",
           joinPath(joinPath(options.OutputDir, ".mlgo-harvest"), "compile-server." + std::to_string(slot) + ".stderr"),
           options.Compiler.Kind == CompilerKind::Clang});
 

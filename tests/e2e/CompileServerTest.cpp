@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
@@ -108,11 +109,12 @@ protected:
     std::vector<std::pair<std::string, std::string>> sources;
     for (int i = 0; i < 3; ++i) {
       std::string s = "template <int N> struct Fib { static int get(int x) { return Fib<N - 1>::get(x + " +
-                      std::to_string(i + 1) + ") + Fib<N - 2>::get(x * 3); } };\n"
+                      std::to_string(i + 1) +
+                      ") + Fib<N - 2>::get(x * 3); } };\n"
                       "template <> struct Fib<1> { static int get(int x) { return x ^ 7; } };\n"
                       "template <> struct Fib<0> { static int get(int x) { return x + 1; } };\n"
-                      "int run" + std::to_string(i) + "(int x) { return Fib<" + std::to_string(12 + i) +
-                      ">::get(x); }\n";
+                      "int run" +
+                      std::to_string(i) + "(int x) { return Fib<" + std::to_string(12 + i) + ">::get(x); }\n";
       sources.emplace_back("cxx" + std::to_string(i), s);
     }
     makeEmbeddedBitcodeCorpus(Fixture->path(), sources, "-x c++ -Oz", ObjectListing::Directory, "cxx-");
@@ -136,8 +138,13 @@ protected:
       mustRun(std::string(MLGO_CLANG) + " -O2 -c -emit-llvm " + quote(c) + " -o " +
               quote(*Fixture / ("regalloc-bc/r" + std::to_string(i) + ".bc")));
     }
-    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "regalloc-bc") + " --output_dir=" +
-            quote(*Fixture / "regalloc-corpus"));
+    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "regalloc-bc") +
+            " --output_dir=" + quote(*Fixture / "regalloc-corpus"));
+    // Regalloc through clang's cc1: embedded -O2 command lines.
+    makeEmbeddedBitcodeCorpus(
+        Fixture->path(),
+        {{"rp0", pressureFunction("p0", 24) + pressureFunction("q0", 32)}, {"rp1", pressureFunction("p1", 28)}}, "-O2",
+        ObjectListing::Directory, "regalloc-clang-");
   }
   static void TearDownTestSuite() {
     delete Fixture;
@@ -202,6 +209,92 @@ TEST_F(CompileServer, RegallocThroughLlcEqualsTheExecPath) {
                          "--problem=regalloc-priority --compiler=llc --policy=random:1:3 --num_workers=2", "priority");
   for (const auto &[module, record] : journalByModule(Work / "priority-on"))
     EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
+}
+
+// The regalloc plugin's default traces (-load libMLGORegAllocAdvisor.so
+// -mlgo-regalloc-log=L or -mlgo-regalloc-priority-log=L) in the server's llc
+// and clang cc1 children: logs, objects and records are the exec'd tools'.
+TEST_F(CompileServer, RegallocPluginDefaultTracesEqualTheExecPath) {
+  struct Case {
+    std::string Corpus, Flags, Name;
+  };
+  const std::vector<Case> cases = {
+      {corpus("regalloc-corpus"), "--compiler=llc --problem=regalloc-evict", "llc-evict"},
+      {corpus("regalloc-corpus"), "--compiler=llc --problem=regalloc-priority", "llc-priority"},
+      {corpus("regalloc-clang-corpus"), "--compiler=clang --problem=regalloc-evict", "clang-evict"},
+      {corpus("regalloc-clang-corpus"), "--compiler=clang --problem=regalloc-priority", "clang-priority"},
+  };
+  for (const Case &c : cases) {
+    expectServerEqualsExec(c.Corpus, c.Flags + " --policy=default --mode=plugin --num_workers=2", c.Name);
+    std::string on = Work / (c.Name + "-on");
+    EXPECT_EQ(harvestSummary(on)["mode"], "plugin") << c.Name;
+    EXPECT_EQ(harvestSummary(on)["compile_server"]["reason"], "--compile_server=on") << c.Name;
+    for (const auto &[module, record] : journalByModule(on)) {
+      EXPECT_GT(record["decisions"].get<int>(), 10) << c.Name << " " << record.dump();
+      EXPECT_GT(record["native_size"].get<long>(), 0) << c.Name << " " << record.dump();
+      EXPECT_GT(record["regalloc_score"].get<double>(), 0.0) << c.Name << " " << record.dump();
+    }
+    // The server's stderr: nothing (e.g. no warning about an inliner policy).
+    for (const auto &entry : fs::directory_iterator(on + "/.mlgo-harvest"))
+      if (entry.path().filename().string().starts_with("compile-server."))
+        EXPECT_EQ(readFile(entry.path().string()), "") << entry.path();
+  }
+  // auto takes the server for the plugin too, and says why.
+  CommandResult r = run(harvestCommand(corpus("regalloc-corpus"), Work / "auto",
+                                       "--compiler=llc --problem=regalloc-evict --policy=default --mode=plugin"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  auto summary = harvestSummary(Work / "auto");
+  EXPECT_EQ(summary["compile_server"]["used"], true) << summary.dump();
+  EXPECT_NE(r.Err.find("compile server: on"), std::string::npos) << r.Err;
+}
+
+// One server (the plugin preloaded, as harvest-logs starts it) serves
+// compiles of r1 with the eviction log, then of r0 with neither log and
+// with the priority log: each child parses its own options, so nothing of
+// one compile reaches the next (the eviction log is not rewritten with r0's
+// trace, no log is written where none was asked for), and each output is
+// what the exec'd llc-22 writes.
+TEST_F(CompileServer, RegallocPluginOptionsAreEachCompilesOwn) {
+  std::string plugin = std::string(MLGO_BIN_DIR) + "/../lib/mlgo-corpus/libMLGORegAllocAdvisor.so";
+  std::string r0 = corpus("regalloc-corpus") + "/r0.bc", r1 = corpus("regalloc-corpus") + "/r1.bc";
+  ASSERT_TRUE(fs::exists(r0) && fs::exists(r1));
+  mlgo::CompileServerClient client({server(), {plugin}, "", Work / "server.stderr"});
+  auto compile = [&](const std::string &name, const std::string &bitcode, std::vector<std::string> flags) {
+    mlgo::SpawnOptions options;
+    options.Argv = {"/usr/lib/llvm-22/bin/llc", "-O2", "-filetype=obj", bitcode, "-o", Work / (name + ".o")};
+    options.Argv.insert(options.Argv.end(), flags.begin(), flags.end());
+    options.StderrPath = Work / (name + ".stderr");
+    auto child = client.spawn("llc", options);
+    ASSERT_TRUE(bool(child)) << llvm::toString(child.takeError());
+    EXPECT_TRUE(child->wait().ok()) << readFile(Work / (name + ".stderr"));
+  };
+  auto exec = [&](const std::string &name, const std::string &bitcode, const std::string &flags) {
+    mustRun("llc-22 -O2 -filetype=obj " + quote(bitcode) + " -o " + quote(Work / (name + ".o")) + " " + flags);
+  };
+  std::string evictLog = Work / "evict.log", priorityLog = Work / "priority.log";
+  compile("evict", r1, {"-load", plugin, "-mlgo-regalloc-log=" + evictLog});
+  ASSERT_TRUE(fs::exists(evictLog)) << readFile(Work / "evict.stderr");
+  std::string evictBytes = readFile(evictLog);
+  compile("none", r0, {"-load", plugin});
+  compile("priority", r0, {"-load", plugin, "-mlgo-regalloc-priority-log=" + priorityLog});
+  ASSERT_TRUE(fs::exists(priorityLog)) << readFile(Work / "priority.stderr");
+  EXPECT_TRUE(readFile(evictLog) == evictBytes) << "a later compile rewrote the eviction log";
+  EXPECT_EQ(client.starts(), 1u);
+  exec("plain0", r0, "");
+  exec("plain1", r1, "");
+  exec("exec-evict", r1, "-load " + quote(plugin) + " -mlgo-regalloc-log=" + quote(Work / "exec-evict.log"));
+  exec("exec-priority", r0,
+       "-load " + quote(plugin) + " -mlgo-regalloc-priority-log=" + quote(Work / "exec-priority.log"));
+  EXPECT_TRUE(readFile(Work / "exec-evict.log") == evictBytes);
+  EXPECT_TRUE(readFile(Work / "exec-priority.log") == readFile(priorityLog));
+  EXPECT_TRUE(readFile(Work / "evict.o") == readFile(Work / "plain1.o"));
+  EXPECT_TRUE(readFile(Work / "none.o") == readFile(Work / "plain0.o"));
+  EXPECT_TRUE(readFile(Work / "priority.o") == readFile(Work / "plain0.o"));
+  const std::set<std::string> asked{"evict.log", "priority.log", "exec-evict.log", "exec-priority.log"};
+  for (const auto &entry : fs::directory_iterator(Work.path()))
+    if (entry.path().extension() == ".log")
+      EXPECT_TRUE(asked.count(entry.path().filename())) << entry.path() << ": a log no compile asked for";
+  EXPECT_EQ(readFile(Work / "server.stderr"), "");
 }
 
 // clang's cc1 runs in the children of a server started with --tools=clang:
@@ -275,9 +368,9 @@ TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
     std::string out = Work / kind;
     std::string env = std::string("MLGO_COMPILE_SERVER_FAULT=") + kind + ":/m3.bc ";
     auto start = Clock::now();
-    CommandResult r = run(env + harvestCommand(corpus(), out,
-                                               "--compile_server=on --compilation_timeout=3 --compile_server_path=" +
-                                                   quote(own)));
+    CommandResult r =
+        run(env + harvestCommand(corpus(), out,
+                                 "--compile_server=on --compilation_timeout=3 --compile_server_path=" + quote(own)));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 60);
     auto journal = journalByModule(out);
@@ -296,6 +389,71 @@ TEST_F(CompileServer, AnAbortingOrHangingChildCostsOnlyItsModule) {
       }
     }
     EXPECT_EQ(runningServers(own).size(), 0u) << kind << ": a server outlived the harvest";
+  }
+}
+
+// The regalloc plugin is loaded once, by the server, before it forks: the
+// llc children find it loaded (their -load opens nothing), so none pays to
+// map, relocate and initialise it again.
+TEST_F(CompileServer, TheRegallocPluginIsLoadedByTheServerNotPerChild) {
+  std::string why;
+  ASSERT_TRUE(straceWorks(why)) << why;
+  std::string plugin = std::string(MLGO_BIN_DIR) + "/../lib/mlgo-corpus/libMLGORegAllocAdvisor.so";
+  TraceResult t = runTraced(harvestCommand(corpus("regalloc-corpus"), Work / "traced",
+                                           "--compiler=llc --problem=regalloc-evict --policy=default --mode=plugin "
+                                           "--compile_server=on --num_workers=1"),
+                            {"prctl", "openat", "open"});
+  ASSERT_EQ(t.Run.ExitCode, 0) << t.Run.Err;
+  std::set<pid_t> children;
+  for (const TracedCall &c : t.Calls)
+    if (c.Name == "prctl" && c.Args.size() >= 2 && c.Args[0] == "PR_SET_NAME" && c.Args[1] == "\"llc-22\"")
+      children.insert(c.Pid);
+  EXPECT_EQ(children.size(), 2u) << t.Raw;
+  std::string name = fs::path(plugin).filename();
+  size_t byServer = 0, byChildren = 0;
+  for (const TracedCall &c : t.Calls)
+    if ((c.Name == "openat" || c.Name == "open") && c.Result >= 0 &&
+        std::any_of(c.Args.begin(), c.Args.end(),
+                    [&](const std::string &a) { return a.find(name) != std::string::npos; }))
+      ++(children.count(c.Pid) ? byChildren : byServer);
+  EXPECT_EQ(byChildren, 0u) << t.Raw;
+  EXPECT_GE(byServer, 1u) << t.Raw;
+  for (const auto &[module, record] : journalByModule(Work / "traced"))
+    EXPECT_GT(record["decisions"].get<int>(), 10) << record.dump();
+}
+
+// A child that crashes while compiling with the regalloc plugin (llc's or
+// clang cc1's) costs its module only; the other module's log and record are
+// the exec path's.
+TEST_F(CompileServer, ACrashingRegallocPluginChildCostsOnlyItsModule) {
+  std::string own = ownServer(Work / "server");
+  struct Case {
+    std::string Corpus, Compiler, Crashing, Other;
+  };
+  for (const Case &c : {Case{corpus("regalloc-corpus"), "llc", "r1", "r0"},
+                        Case{corpus("regalloc-clang-corpus"), "clang", "rp1.o", "rp0.o"}}) {
+    const std::string flags = "--compiler=" + c.Compiler + " --problem=regalloc-evict --policy=default --mode=plugin";
+    std::string out = Work / (c.Compiler + "-crash"), clean = Work / (c.Compiler + "-clean");
+    CommandResult r =
+        run("MLGO_COMPILE_SERVER_FAULT=abort:/" + c.Crashing + ".bc " +
+            harvestCommand(c.Corpus, out, flags + " --compile_server=on --compile_server_path=" + quote(own)));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    mustRun(harvestCommand(c.Corpus, clean, flags + " --compile_server=off"));
+    auto crashed = journalByModule(out), expected = journalByModule(clean);
+    ASSERT_EQ(crashed.size(), 2u) << c.Compiler;
+    nlohmann::json &failed = crashed[c.Crashing], &ok = crashed[c.Other];
+    EXPECT_EQ(failed["status"], "failed") << failed.dump();
+    EXPECT_EQ(failed["reason"], "compiler_failed") << failed.dump();
+    EXPECT_EQ(failed["exit_status"], "signal 6 (Aborted)") << failed.dump();
+    EXPECT_FALSE(fs::exists(out + "/logs/" + c.Crashing + ".log"));
+    ok.erase("seconds");
+    expected[c.Other].erase("seconds");
+    EXPECT_EQ(ok, expected[c.Other]) << c.Compiler;
+    EXPECT_EQ(ok["status"], "ok") << ok.dump();
+    EXPECT_TRUE(readFile(out + "/logs/" + c.Other + ".log") == readFile(clean + "/logs/" + c.Other + ".log"))
+        << c.Compiler;
+    EXPECT_EQ(harvestSummary(out)["compile_server"]["used"], true);
+    EXPECT_EQ(runningServers(own).size(), 0u);
   }
 }
 

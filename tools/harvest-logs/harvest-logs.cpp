@@ -423,10 +423,6 @@ int main(int argc, char **argv) {
   }
   o.UseCompileServer = server.Decision->Use;
   o.CompileServerReason = server.Decision->Reason;
-  if (o.UseCompileServer && o.Mode == AdvisorMode::Plugin && isRegalloc(o.Decisions)) {
-    o.UseCompileServer = false; // its llc does not take -load
-    o.CompileServerReason = "the regalloc plugin is loaded with -load, which the server's llc does not take";
-  }
   log::info(std::string(o.UseCompileServer ? "compile server: on (" : "compile server: off (") + o.CompileServerReason +
             ")");
 

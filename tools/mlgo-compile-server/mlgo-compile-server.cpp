@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
                   "  --tools=opt,llc       the tools it runs (libMLGOOptLlc.so beside it; the default)\n"
                   "  --tools=clang         clang's cc1 instead (libMLGOClangCc1.so; the two cannot share\n"
                   "                        a process: they register some of the same LLVM options)\n"
-                  "  --preload=LIBRARY     load LIBRARY (e.g. the inliner plugin) once, before any fork\n"
+                  "  --preload=LIBRARY     load LIBRARY (the inliner or regalloc plugin) once, before any fork\n"
                   "  --private_code_after=N copy the libraries' code into private memory before\n"
                   "                        request N+1 (default 8; 0: before the first)\n"
                   "  --inliner_policy=SPEC make the preloaded inliner plugin's policy for SPEC once\n"
@@ -112,7 +112,8 @@ int main(int argc, char **argv) {
   bool privateCode = !shared || std::strcmp(shared, "1") != 0;
   return mlgo::server::serve(0, 1, [privateCode, privateCodeAfter](unsigned served) {
     if (privateCode && served == privateCodeAfter)
-      mlgo::server::moveLibraryCodeToAnonymousMemory(
-          {"libLLVM", "libstdc++", "libMLGOOptLlc", "libMLGOClangCc1", "libMLGOInlineAdvisor", "libclang-cpp"});
+      mlgo::server::moveLibraryCodeToAnonymousMemory({"libLLVM", "libstdc++", "libMLGOOptLlc", "libMLGOClangCc1",
+                                                      "libMLGOInlineAdvisor", "libMLGORegAllocAdvisor",
+                                                      "libclang-cpp"});
   });
 }
