@@ -27,8 +27,8 @@ source "$root/bench/corpora.sh"
 generate "$n" "$work/harvest_c_$n"
 corpora=("C, N=$n:$work/harvest_c_$n/corpus")
 generate_zstd "$work/zstd" && corpora+=("zstd's lib:$work/zstd/corpus")
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
 
 for entry in "${corpora[@]}"; do
   name=${entry%%:*} corpus=${entry#*:}
@@ -42,7 +42,7 @@ for entry in "${corpora[@]}"; do
     t2=$(now)
     plain+=("$(echo "$t1 - $t0" | bc)") explored+=("$(echo "$t2 - $t1" | bc)")
   done
-  p=$(printf '%s\n' "${plain[@]}" | median) e=$(printf '%s\n' "${explored[@]}" | median)
+  p=$(median "${plain[@]}") e=$(median "${explored[@]}")
   python3 - "$name" "$p" "$e" "$out/explored" <<'EOF'
 import json, statistics, sys
 name, plain, explored, out = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]

@@ -47,7 +47,8 @@ if [ ! -f "$work/corpus/corpus_description.json" ]; then
 fi
 
 seconds() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
 harvest() {
   local out=$1; shift
   rm -rf "$out"

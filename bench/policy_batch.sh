@@ -28,7 +28,8 @@ dir=$work/harvest_c_$n
   { echo "bench: run bench/harvest.sh $n first (it generates the corpus)" >&2; exit 1; }
 batch=$work/policy_batch_${k}x$n
 rm -rf "$batch" && mkdir -p "$batch/models"
-now() { date +%s.%N; }
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
 
 # The policies' input features: a default harvest's log header.
 "$bin/harvest-logs" -q --corpus="$dir/corpus" --output_dir="$batch/features-run" --sampling_rate=0.02 --num_workers=2

@@ -30,15 +30,8 @@ rounds=${MLGO_BENCH_ROUNDS:-3}
 # shellcheck source=bench/corpora.sh
 source "$root/bench/corpora.sh"
 
-now() { date +%s.%N; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-timed() { # CMD...: prints the seconds CMD took
-  local t0 t1
-  t0=$(now)
-  "$@"
-  t1=$(now)
-  echo "$t1 - $t0" | bc -l
-}
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
 row() { # CORPUS N MODE SECONDS BASELINE [OUTDIR]
   local decisions=- rate=-
   if [ -n "${6:-}" ]; then

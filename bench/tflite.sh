@@ -36,7 +36,8 @@ work=$root/bench/.work
 source "$root/bench/corpora.sh"
 generate "$n" "$dir"
 
-now() { date +%s.%N; }
+# shellcheck source=bench/timing.sh
+source "$root/bench/timing.sh"
 field() { grep -o "\"$1\": [0-9.e+-]*" "$2" | head -1 | grep -o '[0-9.e+-]*$'; }
 
 rm -rf "$dir"/default* "$dir"/tflite*
@@ -63,7 +64,6 @@ else
   echo "bench: no TFLite oracle in $wasm (scripts/test.sh installs it)" >&2
 fi
 
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 timed_harvest() { # OUT POLICY MODE: seconds of a forced re-harvest into OUT (its default-size cache kept)
   local t0 t1
   t0=$(now)
