@@ -439,10 +439,11 @@ int main(int argc, char **argv) {
         log::error("--explore: policy " + p.Spec + ": " + why);
         return 2;
       }
-    if (std::string why = explorationUnsupported(o, exploration); batch.empty() && !why.empty()) {
-      log::error("--explore: " + why);
-      return 2;
-    }
+    if (batch.empty())
+      if (std::string why = explorationUnsupported(o, exploration); !why.empty()) {
+        log::error("--explore: " + why);
+        return 2;
+      }
   }
 
   if (!batch.empty()) {
