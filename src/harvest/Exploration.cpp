@@ -220,6 +220,20 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
     settings.KeepObjects = options.Link.KeepObjects;
     options.Link.KeepObjects = true;
   }
+  // Fork chains: in the plugin, from an in-process base policy, for an
+  // order the plugin can follow as the decisions come (not random:SEED,
+  // which draws from the whole trajectory). The compile server decides at
+  // run time whether a compile can take it (Harvester.cpp).
+  PolicySpec::Kind base = options.Policy.How;
+  bool inProcess =
+      base == PolicySpec::Kind::Default || base == PolicySpec::Kind::Random || base == PolicySpec::Kind::TFLite;
+  if (settings.Fork && settings.Trajectories && options.Mode == AdvisorMode::Plugin && inProcess &&
+      options.Compiler.Kind == CompilerKind::Opt && settings.How != ExploreSettings::Order::Random) {
+    options.Chains.Trajectories = settings.Trajectories;
+    options.Chains.Order = settings.How == ExploreSettings::Order::First         ? "first"
+                           : certaintySource(options) == CertaintySource::Logits ? "logits"
+                                                                                 : "margin";
+  }
   // The rounds' rewards need each module's default size: a default base
   // harvest stores its own sizes, another computes them once, for all rounds.
   if (options.BaselineCacheDir.empty())
@@ -279,6 +293,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     std::string lines;
     std::set<std::string> members;
     std::map<std::string, size_t> flipped;
+    std::map<std::string, DecisionSequence> prefixes;
     for (ModuleChain &chain : chains) {
       if (chain.Done)
         continue;
@@ -291,6 +306,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
                               chain.Trajectories[chain.Newest].Decisions->begin() + *step + 1);
       prefix[*step] = !prefix[*step];
       lines += trajectoryLine(chain.Name, prefix, then);
+      prefixes[chain.Name] = prefix;
       members.insert(chain.Name);
       flipped[chain.Name] = *step;
       chain.LastFlip = *step;
@@ -327,6 +343,14 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Force = !resume;
     round_.TFRecordPath.clear();
     round_.Link = {};
+    round_.Chains = {};
+    // The base compiles' fork chains ran many of these trajectories already.
+    round_.Adopt.Round = round;
+    round_.Adopt.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");
+    round_.Adopt.Then = then;
+    round_.Adopt.Prefix.clear();
+    for (const std::string &member : members)
+      round_.Adopt.Prefix[member] = prefixes[member];
     round_.Link.StageOnly = options.Link.requested(); // a kept trajectory's object is linked
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())
@@ -336,6 +360,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     auto summary = runHarvest(round_);
     if (!summary)
       return summary.takeError();
+    result.Forked += summary->Adopted;
     auto journal = readHarvestJournal(harvestJournalPath(dir));
     if (!journal)
       return journal.takeError();
@@ -434,6 +459,10 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   }
   if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "explore.jsonl"), table))
     return std::move(e);
+  // The fork chains' trajectories are all recorded in the rounds now.
+  if (llvm::sys::fs::exists(joinPath(joinPath(options.OutputDir, "explore"), "chains")))
+    if (llvm::Error e = removeTreeBeneath(options.OutputDir, "explore/chains"))
+      log::warning("--explore: cannot remove explore/chains: " + llvm::toString(std::move(e)));
 
   // ml-compiler-opt's files: its profiles always, its trajectories with --tfrecord.
   std::vector<ImitationModule> imitation;
@@ -463,6 +492,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   explore["explored"] = result.Explored;
   explore["failed"] = result.FailedTrajectories;
   explore["improved"] = result.Improved;
+  explore["forked"] = result.Forked;
   explore["base_total_size"] = result.BaseTotalSize;
   explore["kept_total_size"] = result.KeptTotalSize;
   explore["profiles"] = profiles;

@@ -169,6 +169,23 @@ llvm::Expected<std::optional<MergedExploration>> mergeExploredShards(const std::
                     {"improved", improved},
                     {"base_total_size", baseTotal},
                     {"kept_total_size", keptTotal}};
+  // How many were forked rather than compiled: the shards' sum, when each says.
+  size_t forked = 0;
+  bool everyShardSays = true;
+  for (const ExploredShard *shard : explored) {
+    const Json &count = (*shard->Summary)["explore"].value("forked", Json());
+    everyShardSays = everyShardSays && isCount(count);
+    forked += everyShardSays ? count.get<size_t>() : 0;
+  }
+  if (everyShardSays) {
+    Json ordered;
+    for (auto &[key, value] : merged.Summary.items()) {
+      ordered[key] = value;
+      if (key == "improved")
+        ordered["forked"] = std::min(forked, trajectories);
+    }
+    merged.Summary = std::move(ordered);
+  }
   return merged;
 }
 

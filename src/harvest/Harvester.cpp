@@ -12,6 +12,7 @@
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/harvest/Trajectory.h"
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"
@@ -377,9 +378,26 @@ private:
     // work on the module it holds (docs/compile-server.md). Not with extra
     // compiler flags: they are opt's, and llc, parsing its command line over
     // opt's, would keep them.
-    bool codegenToo = commands.Codegen && compileJob.Server && compileJob.Tool == "opt" &&
-                      Options.Decisions == Problem::Inliner && Options.Compiler.ExtraFlags.empty() &&
-                      smallEnoughForOneChild(in.Bitcode);
+    bool oneChild = commands.Codegen && compileJob.Server && compileJob.Tool == "opt" &&
+                    Options.Decisions == Problem::Inliner && Options.Compiler.ExtraFlags.empty();
+    bool codegenToo = oneChild && smallEnoughForOneChild(in.Bitcode);
+    // --explore: the base compile forks the module's explored trajectories
+    // (ExplorationChain.h), which needs llc in the same child.
+    if (oneChild && advisor.Enabled && advisor.Mode == AdvisorMode::Plugin && !chainDirectory(work).empty()) {
+      codegenToo = true;
+      // Every checkpoint shares opt's output file: its bitcode goes to
+      // /dev/null (stdout), as llc reads the module in memory.
+      for (size_t i = 0; i + 1 < compileJob.Argv.size(); ++i)
+        if (compileJob.Argv[i] == "-o")
+          compileJob.Argv[i + 1] = "-";
+      char timeout[32];
+      std::snprintf(timeout, sizeof(timeout), "%.17g", Options.TimeoutSeconds);
+      compileJob.Argv.push_back("-mlgo-inliner-explore=" + std::to_string(Options.Chains.Trajectories) + ":" +
+                                Options.Chains.Order + ":" + timeout + ":" + chainDirectory(work));
+      // Each trajectory's own compile has the timeout (its parent enforces it).
+      compileJob.Until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
+                                            Options.TimeoutSeconds * 1000 * (Options.Chains.Trajectories + 1)));
+    }
     if (codegenToo)
       compileJob.Codegen = *commands.Codegen;
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
@@ -405,6 +423,87 @@ private:
       setOutcome(record, codegen);
       record.Reason = codegen.Reason == "compiler_failed" ? "codegen_failed" : codegen.Reason;
     }
+  }
+
+  // Where a base compile's fork chain writes ("" : no chain). Not with
+  // --explicit_temps_dir: the chains are moved into OUT afterwards.
+  std::string chainDirectory(const std::string &work) const {
+    if (!Options.Chains.Trajectories || !Options.ExplicitTempsDir.empty())
+      return "";
+    return joinPath(work, "chain");
+  }
+  std::string chainsDirectory() const { return joinPath(joinPath(Options.OutputDir, "explore"), "chains"); }
+  std::string chainName(const std::string &module) const { return "explore/chains/" + module; }
+
+  // After the base compile: its chain's trajectories, kept for the rounds
+  // (a failed base compile's are of no use).
+  void keepChain(const std::string &module, const std::string &work, bool ok) {
+    std::string chain = chainDirectory(work);
+    llvm::consumeError(removeTreeBeneath(Options.OutputDir, chainName(module)));
+    if (chain.empty() || !ok || !llvm::sys::fs::is_directory(chain))
+      return;
+    if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, dirName(chainName(module))))
+      return llvm::consumeError(std::move(e)); // the rounds compile them
+    if (std::error_code ec = llvm::sys::fs::rename(chain, joinPath(Options.OutputDir, chainName(module))))
+      log::warning(module + ": cannot keep its explored trajectories (" + ec.message() + "): the rounds compile them");
+  }
+
+  // A round of --explore: the module's trajectory `Round`, forked by its
+  // base compile, in place of a compile, when it is the one the round
+  // would compile: it ended ok, followed the same policy and its decisions
+  // start with the round's prefix (the rest follows from the policy, as in
+  // a replay). Its files become the compile's outputs in `work`.
+  bool adopt(const std::string &module, const std::string &work, const ModuleInputs &in, const AdvisorSetup &advisor,
+             ModuleRecord &record, ModuleCommands &commands) {
+    if (!Options.Adopt.Round)
+      return false;
+    auto prefix = Options.Adopt.Prefix.find(module);
+    if (prefix == Options.Adopt.Prefix.end())
+      return false;
+    std::string dir = joinPath(joinPath(Options.Adopt.ChainsDir, module), "t" + std::to_string(Options.Adopt.Round));
+    // Only regular files, never followed links: the compile wrote them.
+    auto regular = [](const std::string &path) {
+      llvm::sys::fs::file_status status;
+      return !llvm::sys::fs::status(path, status, /*follow=*/false) &&
+             status.type() == llvm::sys::fs::file_type::regular_file;
+    };
+    std::string status = joinPath(dir, "status.json"), log = joinPath(dir, "training.log"),
+                sites = joinPath(dir, "sites.jsonl"), object = joinPath(dir, "native.o"),
+                stderrFile = joinPath(dir, "compile.stderr");
+    if (!regular(status) || !regular(log) || !regular(object) || !regular(stderrFile) ||
+        (!advisor.SitesFile.empty() && !regular(sites)))
+      return false;
+    auto text = llvm::MemoryBuffer::getFile(status, /*IsText=*/true);
+    if (!text)
+      return false;
+    auto json = nlohmann::json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
+    if (!json.is_object() || json.value("status", "") != "exit" || json.value("exit", -1) != 0 ||
+        json.value("then", "") != Options.Adopt.Then)
+      return false;
+    auto decisions = loggedDecisions(log);
+    if (!decisions) {
+      llvm::consumeError(decisions.takeError());
+      return false;
+    }
+    if (decisions->size() < prefix->second.size() ||
+        !std::equal(prefix->second.begin(), prefix->second.end(), decisions->begin()))
+      return false;
+    commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
+    auto moved = [](const std::string &from, const std::string &to) {
+      if (llvm::Error e = moveFile(from, to)) {
+        llvm::consumeError(std::move(e));
+        return false;
+      }
+      return true;
+    };
+    if (!moved(object, commands.Native) || !moved(log, advisor.TrainingLog) ||
+        (!advisor.SitesFile.empty() && !moved(sites, advisor.SitesFile)) ||
+        !moved(stderrFile, joinPath(work, "compile.stderr")))
+      return false;
+    record.Status = "ok";
+    record.ExitStatus = "exit 0";
+    ++Adopted;
+    return true;
   }
 
   void run(const PlannedModule &module, const std::string &work, Policy &policy, CompileServerClient *server,
@@ -453,7 +552,10 @@ private:
         writeFailed(record, std::move(e));
         return;
       }
-      compile(*in, advisor, work, &policy, server, &log, record, commands);
+      if (!adopt(module.Name, work, *in, advisor, record, commands)) {
+        compile(*in, advisor, work, &policy, server, &log, record, commands);
+        keepChain(module.Name, work, record.Status == "ok");
+      }
       // A full disk or a file size limit costs this module, not the run.
       if (llvm::Error e = log.finish()) {
         if (record.Status == "interrupted")
@@ -681,6 +783,7 @@ private:
 
 public:
   std::atomic<size_t> BaselinesComputed{0}, BaselinesCached{0}, BaselinesStored{0};
+  std::atomic<size_t> Adopted{0};
 
 private:
   const HarvestOptions &Options;
@@ -912,6 +1015,8 @@ nlohmann::ordered_json HarvestSummary::toJson(const HarvestOptions &o) const {
   j["baselines"] = {{"computed", BaselinesComputed}, {"cached", BaselinesCached}};
   if (BaselinesStored)
     j["baselines"]["stored"] = BaselinesStored;
+  if (o.Adopt.Round)
+    j["adopted_from_chains"] = Adopted;
   if (o.DecisionSites)
     j["decision_sites"] = {{"written", decisionSitesWritten(o)},
                            {"reason", decisionSitesWritten(o) ? "" : decisionSitesUnavailable(o)}};
@@ -1150,6 +1255,7 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   summary.BaselinesComputed = harvest.BaselinesComputed;
   summary.BaselinesCached = harvest.BaselinesCached;
   summary.BaselinesStored = harvest.BaselinesStored;
+  summary.Adopted = harvest.Adopted;
   if (llvm::Error e = journal.close())
     harvest.stop(llvm::toString(std::move(e)));
   summary.Interrupted = interruptRequested();

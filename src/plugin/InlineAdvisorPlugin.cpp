@@ -8,6 +8,7 @@
 //   opt-22 -load-pass-plugin=libMLGOInlineAdvisor.so -passes='default<Oz>'
 //     -mlgo-inliner-log=m.log [-mlgo-inliner-policy=random:0.5:7] m.bc -o out.bc
 //   clang-22 -fpass-plugin=libMLGOInlineAdvisor.so -mllvm -mlgo-inliner-log=m.log ...
+#include "ExplorationChain.h"
 #include "mlgo/harvest/InProcessPolicy.h"
 #include "mlgo/log/TrainingLog.h"
 
@@ -34,11 +35,17 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace llvm;
@@ -62,6 +69,10 @@ cl::opt<std::string> SitesOption("mlgo-inliner-sites", cl::cat(Category),
                                  cl::desc("Also write which call site each logged decision was about to this file "
                                           "(JSON Lines, one record per observation, in log order: caller, callee, "
                                           "site, loc, default, decision). Environment: MLGO_INLINER_SITES."));
+cl::opt<std::string> ExploreOption("mlgo-inliner-explore", cl::cat(Category),
+                                   cl::desc("K:ORDER:TIMEOUT_SECONDS:DIR: also explore K trajectories by forking at "
+                                            "the decision to flip (ORDER: margin, logits or first); run by "
+                                            "harvest-logs --explore through its compile server (ExplorationChain.h)."));
 cl::opt<bool> InertOption("mlgo-inliner-off", cl::init(false), cl::cat(Category),
                           cl::desc("Load without replacing the inline advisor (the ordinary inliner runs)."));
 
@@ -138,6 +149,8 @@ public:
     NeedsDefault = Policy->usesDefaultDecision() || !LogPath.empty() || !SitesPath.empty();
     for (const mlgo::TensorSpec &spec : Features)
       FeatureBytes.push_back(spec.byteSize());
+    if (ExploreOption.getNumOccurrences())
+      beginChain(spec);
   }
 
   // Whether anyone reads the default heuristic's decision (the policy, the
@@ -179,6 +192,9 @@ public:
       if (ExtraBytes[i].size() != Extras[i].byteSize())
         fatal("the policy's extra output " + Extras[i].Name + " has " + Twine(ExtraBytes[i].size()) + " bytes, not " +
               Twine(Extras[i].byteSize()));
+    if (Chain)
+      *decision = Chain->atDecision(Step, certainty(), *decision);
+    ++Step;
     if (!LogPath.empty()) {
       log(StringRef(data, offset), defaultDecision, *decision);
       if (!SitesPath.empty())
@@ -187,12 +203,46 @@ public:
     return *decision;
   }
 
+  // harvest-logs --explore's fork chains: this trajectory's compile ended
+  // with `status` (the compile server calls mlgoInlinerTrajectoryEnd).
+  void endTrajectory(int status) {
+    if (!Chain)
+      return;
+    // Its log and sites are whole now: written before its parent learns it ended.
+    for (auto [buffer, path] : {std::pair{&LogBuffer, &LogPath}, std::pair{&SitesBuffer, &SitesPath}}) {
+      if (path->empty() || (buffer == &LogBuffer ? !Writer : !Sites))
+        continue;
+      if (buffer == &LogBuffer)
+        Stream->flush();
+      else
+        Sites->flush();
+      int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+      bool written = fd >= 0;
+      for (size_t at = 0; written && at < buffer->size();) {
+        ssize_t n = ::write(fd, buffer->data() + at, buffer->size() - at);
+        if (n < 0 && errno == EINTR)
+          continue;
+        written = n > 0;
+        at += written ? static_cast<size_t>(n) : 0;
+      }
+      if (fd >= 0 && ::close(fd) != 0)
+        written = false;
+      if (!written) {
+        errs() << "libMLGOInlineAdvisor: cannot write " << *path << ": " << std::strerror(errno) << "\n";
+        errs().flush();
+        ::_exit(1);
+      }
+    }
+    Chain->finish(status);
+  }
+
   void flush() {
     for (auto [stream, path] : {std::pair{Stream.get(), &LogPath}, std::pair{Sites.get(), &SitesPath}})
       if (stream) {
         stream->flush();
-        if (stream->has_error())
-          fatal("cannot write " + *path + ": " + stream->error().message());
+        // Files unless exploring by forking (openStream).
+        if (auto *file = Chain ? nullptr : static_cast<raw_fd_ostream *>(stream); file && file->has_error())
+          fatal("cannot write " + *path + ": " + file->error().message());
       }
   }
 
@@ -201,6 +251,55 @@ private:
     std::string Caller, Callee, Location;
     bool Set = false;
   };
+
+  // -mlgo-inliner-explore: the log and sites stay in memory (a checkpoint
+  // forked from this process writes its own), and each decision's
+  // certainty is computed as harvest-logs reads it back (StepCertainty.cpp).
+  void beginChain(const std::string &spec) {
+    auto chain = mlgo::plugin::parseChainSpec(ExploreOption);
+    if (!chain)
+      fatal(toString(chain.takeError()));
+    if (chain->How == mlgo::plugin::ChainSpec::Order::Logits) {
+      for (size_t i = 0; i < Extras.size(); ++i)
+        if (Extras[i].Name == "inlining_logits" && Extras[i].elementCount() == 2)
+          LogitsExtra = i;
+      if (!LogitsExtra)
+        fatal("-mlgo-inliner-explore orders by logits, and policy " + spec + " gives no inlining_logits");
+    }
+    ChainOrder = chain->How;
+    Chain.emplace(std::move(*chain), spec, [this](const std::string &dir) {
+      LogPath = dir + "/training.log";
+      if (!SitesPath.empty())
+        SitesPath = dir + "/sites.jsonl";
+    });
+  }
+
+  double certainty() const {
+    using Order = mlgo::plugin::ChainSpec::Order;
+    if (ChainOrder == Order::Margin)
+      return PendingMargin ? std::fabs(static_cast<double>(*PendingMargin)) : std::numeric_limits<double>::infinity();
+    if (ChainOrder == Order::Logits) {
+      const mlgo::TensorSpec &spec = Extras[*LogitsExtra];
+      StringRef bytes = ExtraBytes[*LogitsExtra];
+      double c = std::fabs(spec.elementAsDouble(bytes, 1) - spec.elementAsDouble(bytes, 0));
+      return std::isnan(c) ? 0 : c;
+    }
+    return 0;
+  }
+
+  // A file's stream: in memory while exploring by forking.
+  std::unique_ptr<raw_ostream> openStream(const std::string &path, std::string &buffer) {
+    if (Chain)
+      return std::make_unique<raw_string_ostream>(buffer);
+    std::error_code ec;
+    auto stream = std::make_unique<raw_fd_ostream>(path, ec);
+    if (ec)
+      fatal("cannot create " + path + ": " + ec.message());
+    // An observation is a few hundred bytes: a large buffer keeps the
+    // write() calls out of the compile (the log is flushed at exit).
+    stream->SetBufferSize(1 << 20);
+    return stream;
+  }
 
   // One record per observation, so that line N describes observation N.
   void logSite(bool defaultDecision, bool decision) {
@@ -211,13 +310,8 @@ private:
     // it does not move when another call in the caller is inlined or not, so
     // two policies' harvests name the same site alike.
     uint64_t ordinal = SiteCounts[{Pending.Caller, Pending.Callee}]++;
-    if (!Sites) {
-      std::error_code ec;
-      Sites = std::make_unique<raw_fd_ostream>(SitesPath, ec);
-      if (ec)
-        fatal("cannot create " + SitesPath + ": " + ec.message());
-      Sites->SetBufferSize(1 << 20);
-    }
+    if (!Sites)
+      Sites = openStream(SitesPath, SitesBuffer);
     // Names are bytes; JSON wants UTF-8.
     auto text = [](const std::string &s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
     json::OStream out(*Sites);
@@ -236,13 +330,7 @@ private:
 
   void log(StringRef features, bool defaultDecision, bool decision) {
     if (!Writer) {
-      std::error_code ec;
-      Stream = std::make_unique<raw_fd_ostream>(LogPath, ec);
-      if (ec)
-        fatal("cannot create " + LogPath + ": " + ec.message());
-      // An observation is a few hundred bytes: a large buffer keeps the
-      // write() calls out of the compile (the log is flushed at exit).
-      Stream->SetBufferSize(1 << 20);
+      Stream = openStream(LogPath, LogBuffer);
       mlgo::LogHeader header;
       header.Features = Features;
       header.Features.insert(header.Features.end(), Extras.begin(), Extras.end());
@@ -273,7 +361,12 @@ private:
   std::vector<std::string> ExtraBytes;
   std::unique_ptr<mlgo::InProcessPolicy> Policy;
   std::string LogPath, SitesPath;
-  std::unique_ptr<raw_fd_ostream> Stream, Sites;
+  std::unique_ptr<raw_ostream> Stream, Sites;
+  std::string LogBuffer, SitesBuffer; // -mlgo-inliner-explore
+  std::optional<mlgo::plugin::ExplorationChain> Chain;
+  mlgo::plugin::ChainSpec::Order ChainOrder = mlgo::plugin::ChainSpec::Order::Margin;
+  std::optional<size_t> LogitsExtra;
+  size_t Step = 0; // decisions so far
   Site Pending;
   std::optional<int> PendingMargin;
   bool NeedsDefault = true;
@@ -428,6 +521,12 @@ extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT const char *mlgoInlinerPreparePolic
   Prepared = std::move(*policy);
   PreparedSpec = spec;
   return "";
+}
+
+// The compile server's opt-then-llc child calls this when its compile
+// ended (OptLlcEntries.cpp): with -mlgo-inliner-explore, the fork chain goes on.
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT void mlgoInlinerTrajectoryEnd(int status) {
+  Session::get().endTrajectory(status);
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK LLVM_ATTRIBUTE_VISIBILITY_DEFAULT PassPluginLibraryInfo llvmGetPassPluginInfo() {

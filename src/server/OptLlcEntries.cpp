@@ -11,6 +11,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -55,6 +56,32 @@ void maybeAbortCodegen(int argc, char **argv) {
       std::abort();
 }
 
+// harvest-logs --explore's fork chains (src/plugin/ExplorationChain.h): a
+// resumed checkpoint writes its own object, and every trajectory's end lets
+// the inliner plugin go on with the chain.
+void useChainObject(int argc, char **argv) {
+  static std::string object;
+  const char *chained = std::getenv("MLGO_INLINER_CHAIN_OBJECT");
+  if (!chained)
+    return;
+  object = chained;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "-o")
+      argv[i + 1] = object.data();
+}
+
+int endTrajectory(int status) {
+  using TrajectoryEnd = void (*)(int);
+  auto end =
+      reinterpret_cast<TrajectoryEnd>(llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("mlgoInlinerTrajectoryEnd"));
+  if (end) {
+    llvm::outs().flush();
+    llvm::errs().flush();
+    end(status);
+  }
+  return status;
+}
+
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int mlgoOptMain(int argc, char **argv) {
@@ -80,6 +107,7 @@ extern "C" __attribute__((visibility("default"))) int mlgoOptThenLlcMain(int arg
       const llvm::Module *const *module = llvm::any_cast<const llvm::Module *>(&ir);
       if (pass != "BitcodeWriterPass" || !module || codegenStatus != -1)
         return;
+      useChainObject(llcArgc, llcArgv);
       // From here a failure is codegen's (the harvester reads the marker).
       std::string marker = mlgo::server::codegenStartedMarker(outputOf(llcArgc, llcArgv));
       int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -92,10 +120,10 @@ extern "C" __attribute__((visibility("default"))) int mlgoOptThenLlcMain(int arg
   };
   int status = optMain(argc, argv, {afterWriting});
   if (status != 0)
-    return status;
+    return endTrajectory(status);
   if (codegenStatus == -1) {
     llvm::errs() << "mlgo-compile-server: opt wrote no bitcode, so llc had no module to compile\n";
-    return 1;
+    return endTrajectory(1);
   }
-  return codegenStatus;
+  return endTrajectory(codegenStatus);
 }

@@ -50,6 +50,7 @@ protected:
   // Each module's kept trajectory, replayed afresh in `mode`, gives its log and size.
   void expectKeptEqualsFreshReplay(const std::string &out, const std::string &mode) {
     std::string kept = Work / ("kept-" + mode + ".jsonl"), replayed = Work / ("replayed-" + mode);
+    fs::remove_all(replayed); // a test may check several explorations
     std::string lines;
     std::map<std::string, nlohmann::json> keptOf;
     for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
@@ -300,8 +301,12 @@ TEST_F(HarvestExplore, UncertainFollowsATFLitePolicysLogits) {
           quote(features) + " " + quote(model) + " --seed 3");
   for (const std::string mode : {"plugin", "interactive"}) {
     std::string out = Work / ("out-" + mode);
-    CommandResult r = run(harvest(out, "--mode=" + mode + " --policy=tflite:" + quote(model) + " --explore=2"));
+    CommandResult r =
+        run(harvest(out, "--mode=" + mode + " --compile_server=on --policy=tflite:" + quote(model) + " --explore=2"));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    // The plugin forks its explorations where the model's logits were closest.
+    nlohmann::json explore = harvestSummary(out)["explore"];
+    EXPECT_EQ(explore["forked"], mode == "plugin" ? explore["explored"] : nlohmann::json(0)) << explore.dump();
     // The base harvest's logs, as a plain harvest with the model writes them.
     std::string base = Work / ("base-" + mode);
     mustRun(harvest(base, "--mode=" + mode + " --policy=tflite:" + quote(model)));
@@ -409,6 +414,77 @@ TEST_F(HarvestExplore, EveryPolicyOfABatchIsExploredAsItWouldBeAlone) {
   nlohmann::json rerun = nlohmann::json::parse(readFile(batch + "/evaluation.json"));
   EXPECT_EQ(rerun["policies"], evaluation["policies"]);
   EXPECT_EQ(rerun["baselines"]["computed"], 0) << rerun.dump();
+}
+
+// --explore_fork: the base compiles fork each explored trajectory at its
+// flipped decision (src/plugin/ExplorationChain.h) and the rounds take
+// them; what comes out is what compiling every trajectory whole gives.
+void expectSameExploration(const std::string &forked, const std::string &compiled) {
+  EXPECT_EQ(readFile(forked + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
+  for (const std::string &m : Modules) {
+    EXPECT_TRUE(readFile(forked + "/logs/" + m + ".log") == readFile(compiled + "/logs/" + m + ".log")) << m;
+    if (fs::exists(compiled + "/logs/" + m + ".sites.jsonl"))
+      EXPECT_EQ(readFile(forked + "/logs/" + m + ".sites.jsonl"), readFile(compiled + "/logs/" + m + ".sites.jsonl"))
+          << m;
+  }
+  auto a = journalByModule(forked), b = journalByModule(compiled);
+  for (const std::string &m : Modules) {
+    a[m].erase("seconds"), b[m].erase("seconds");
+    EXPECT_EQ(a[m], b[m]) << m << ": the journal describes the same kept trajectory";
+  }
+  nlohmann::json x = harvestSummary(forked)["explore"], y = harvestSummary(compiled)["explore"];
+  x.erase("forked"), y.erase("forked"), x.erase("profiles"), y.erase("profiles");
+  EXPECT_EQ(x, y);
+  EXPECT_EQ(harvestSummary(compiled)["explore"]["forked"], 0);
+  EXPECT_FALSE(fs::exists(forked + "/explore/chains")) << "the chains are removed once the rounds took them";
+}
+
+TEST_F(HarvestExplore, ForkedTrajectoriesAreTheOnesCompilingThemGives) {
+  for (const std::string flags : {"--policy=default --explore=3", // least |cost margin|
+                                  "--policy=random:0.5:11 --explore=3 --explore_order=first"}) {
+    SCOPED_TRACE(flags);
+    std::string forked = Work / "forked", compiled = Work / "compiled";
+    fs::remove_all(forked), fs::remove_all(compiled);
+    CommandResult r = run(harvest(forked, "--mode=plugin --compile_server=on " + flags));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    mustRun(harvest(compiled, "--mode=plugin --compile_server=on --explore_fork=false " + flags));
+    nlohmann::json explore = harvestSummary(forked)["explore"];
+    EXPECT_GT(explore["explored"], 0);
+    EXPECT_EQ(explore["forked"], explore["explored"]) << "every explored trajectory was forked";
+    for (int round = 1; round <= 3; ++round)
+      EXPECT_EQ(harvestSummary(forked + "/explore/round-" + std::to_string(round))["adopted_from_chains"],
+                harvestSummary(forked + "/explore/round-" + std::to_string(round))["modules"]["ok"]);
+    expectSameExploration(forked, compiled);
+    expectKeptEqualsFreshReplay(forked, "plugin");
+  }
+}
+
+// A forked trajectory that crashes or hangs (MLGO_EXPLORE_CHAIN_FAULT, a
+// test seam) takes the ones after it in its chain along: the rounds compile
+// those themselves, and the exploration comes out the same.
+TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
+  const std::string flags = "--mode=plugin --compile_server=on --explore=3";
+  std::string compiled = Work / "compiled";
+  mustRun(harvest(compiled, flags + " --explore_fork=false"));
+  std::map<size_t, size_t> atIndex; // explored trajectories by their index in the chain
+  for (const nlohmann::json &t : jsonLines(compiled + "/explore.jsonl"))
+    ++atIndex[t["trajectory"].get<size_t>()];
+  ASSERT_GT(atIndex[2], 0u);
+  for (const std::string fault : {"abort:2", "hang:1"}) {
+    SCOPED_TRACE(fault);
+    std::string forked = Work / ("forked-" + fault.substr(0, fault.find(':')));
+    // hang: each chain's parent kills it after --timeout (short here).
+    std::string timeout = fault == "hang:1" ? " --compilation_timeout=3" : "";
+    auto start = std::chrono::steady_clock::now();
+    CommandResult r = run("MLGO_EXPLORE_CHAIN_FAULT=" + fault + " " +
+                          harvest(forked, "--mode=plugin --compile_server=on --explore=3" + timeout));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    expectSameExploration(forked, compiled);
+    size_t expected = fault == "abort:2" ? atIndex[1] : 0; // the trajectories before the fault were forked
+    EXPECT_EQ(harvestSummary(forked)["explore"]["forked"], expected);
+    if (fault == "hang:1") // killed at the timeout, not waited for at the run's end
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  }
 }
 
 TEST_F(HarvestExplore, ABatchWithAPolicyThatCannotBeExploredIsRefused) {

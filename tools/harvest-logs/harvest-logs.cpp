@@ -249,6 +249,14 @@ int main(int argc, char **argv) {
                  "each decision, asked for with MLGO_POLICY_CERTAINTY=1), first (the next one) or random:SEED "
                  "(uniformly drawn, seeded per module and round).")
       ->capture_default_str();
+  bool exploreFork = true;
+  app.add_option("--explore_fork", exploreFork,
+                 "With --explore in plugin mode through the compile server (opt, an in-process base policy, "
+                 "--explore_order uncertain or first): each base compile also runs its module's explored "
+                 "trajectories, forking at the decision each one flips, so that an exploration does not compile its "
+                 "prefix again; the rounds take those trajectories (summary.json's explore.forked counts them) and "
+                 "compile only the rest. The result is the same either way; false compiles every trajectory whole.")
+      ->capture_default_str();
   std::string ir2vecVocab, ir2vecKind;
   app.add_option("--ir2vec_vocab", ir2vecVocab,
                  "An IR2Vec vocabulary (JSON seed embeddings: sections Opcodes, Types, Arguments). The inliner then "
@@ -428,6 +436,7 @@ int main(int argc, char **argv) {
 
   ExploreSettings exploration;
   exploration.Trajectories = explore;
+  exploration.Fork = exploreFork;
   if (explore) {
     if (llvm::Error e = parseExploreOrder(exploreOrder, exploration)) {
       log::error(llvm::toString(std::move(e)));

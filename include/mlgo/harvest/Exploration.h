@@ -30,6 +30,9 @@ struct ExploreSettings {
   /// --link: the user's --keep_objects (the base harvest keeps its objects
   /// for the kept trajectories' link either way: prepareBaseHarvest).
   bool KeepObjects = false;
+  /// --explore_fork: the base compiles fork the explored trajectories
+  /// where they can (prepareBaseHarvest, ExplorationChain.h).
+  bool Fork = true;
   std::string describeOrder() const;
 };
 
@@ -44,11 +47,13 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
 
 /// What the base harvest must also write for `settings`: the sites files
 /// (cost_margin) when the default heuristic's certainty orders the steps;
-/// with --link, its objects, which the kept trajectories' link needs.
+/// with --link, its objects, which the kept trajectories' link needs; with
+/// --explore_fork, the fork chains its plugin compiles can run.
 void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings);
 
 struct ExploreResult {
   size_t Modules = 0, Explored = 0, FailedTrajectories = 0, Improved = 0;
+  size_t Forked = 0; // explored trajectories taken from the base compiles' fork chains
   uint64_t BaseTotalSize = 0, KeptTotalSize = 0;
   std::optional<bool> Linked; // --link: whether the kept trajectories' program was linked
   bool Interrupted = false;

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -60,6 +61,24 @@ struct HarvestOptions {
   std::string BaselineCacheDir;
   /// --link and its companions: link the objects after the compiles.
   LinkSettings Link;
+  /// --explore's fork chains (src/plugin/ExplorationChain.h): each base
+  /// compile that runs in the compile server with codegen in the same child
+  /// also explores up to Trajectories trajectories by forking at the
+  /// decisions to flip, ordered by Order (margin, logits or first); they
+  /// are kept in OUT/explore/chains/<module>/t<i>/ for the rounds to adopt.
+  struct {
+    unsigned Trajectories = 0; // 0: no chains
+    std::string Order;
+  } Chains;
+  /// A round of --explore: a module whose chained trajectory `Round` in
+  /// ChainsDir ended ok, followed `Then` and starts with the module's
+  /// `Prefix` is adopted instead of compiled (then measured, rewarded and
+  /// journaled as a compile is).
+  struct {
+    unsigned Round = 0; // 0: nothing to adopt
+    std::string ChainsDir, Then;
+    std::map<std::string, std::vector<bool>> Prefix;
+  } Adopt;
 };
 
 /// Whether the run writes sites files: requested, and in plugin mode (in
@@ -87,6 +106,8 @@ struct HarvestSummary {
   /// (this directory's default_sizes.jsonl or --baseline_cache).
   size_t BaselinesComputed = 0, BaselinesCached = 0;
   size_t BaselinesStored = 0; // a default harvest's sizes written to --baseline_cache
+  /// --explore: trajectories a round took from the base compiles' fork chains instead of compiling them.
+  size_t Adopted = 0;
   /// With --link: what became of it (summary.json's `linked`).
   std::optional<LinkResult> Linked;
   nlohmann::ordered_json toJson(const HarvestOptions &options) const;

@@ -1,0 +1,77 @@
+// The inliner plugin's half of harvest-logs --explore's fork chains
+// (docs/harvest-logs.md#exploring-by-forking). A module's base compile runs
+// with -mlgo-inliner-explore=K:ORDER:TIMEOUT:DIR. At every decision that
+// the next exploration could flip (the least certain so far after the last
+// flip, or the first after it), the compiler forks a paused checkpoint and
+// drops the previous one; when this trajectory's compile is over, it
+// resumes the last checkpoint, which takes the other decision there and
+// follows the policy on: exactly the trajectory harvest-logs' next round
+// would replay, without compiling its prefix again. Each explored
+// trajectory writes DIR/t<i>/ (training.log, sites.jsonl, native.o,
+// compile.stderr); its parent writes DIR/t<i>/status.json once it ended.
+// harvest-logs adopts a trajectory only when its decisions start with the
+// prefix it would have replayed (Harvester.cpp), so anything that goes wrong
+// here costs a compile, not a wrong result.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace mlgo::plugin {
+
+struct ChainSpec {
+  unsigned Trajectories = 0; // K: explored trajectories after the base
+  /// Margin: the least |cost margin| after the last flip; Logits: the least
+  /// |logit difference|; First: the first decision after the last flip.
+  enum class Order { Margin, Logits, First } How = Order::Margin;
+  double TimeoutSeconds = 60; // each explored trajectory's own compile
+  std::string Dir;
+};
+
+/// "K:margin|logits|first:TIMEOUT_SECONDS:DIR".
+llvm::Expected<ChainSpec> parseChainSpec(llvm::StringRef text);
+
+class ExplorationChain {
+public:
+  /// `then` is the policy the trajectories follow (recorded in status.json);
+  /// `onResume(dir)` runs in a resumed checkpoint before it decides again.
+  ExplorationChain(ChainSpec spec, std::string then, std::function<void(const std::string &)> onResume);
+
+  /// Decision `step` of this trajectory, which the policy decided as
+  /// `decision` with `certainty`: the decision this process takes (the
+  /// other one in a checkpoint that was resumed here).
+  bool atDecision(size_t step, double certainty, bool decision);
+
+  /// This trajectory's compile ended with `status`: its parent learns it,
+  /// then the last checkpoint (if any) runs as the next trajectory, and
+  /// this process waits for it (killing it after the timeout).
+  void finish(int status);
+
+  unsigned trajectory() const { return Index; }
+
+private:
+  struct Checkpoint {
+    pid_t Pid = -1;
+    int Go = -1, Done = -1;
+    size_t Step = 0;
+  };
+  void dropPending();
+  std::string trajectoryDir(unsigned index) const;
+  void becomeTrajectory(size_t flippedStep);
+
+  ChainSpec Spec;
+  std::string Then;
+  std::function<void(const std::string &)> OnResume;
+  unsigned Index = 0; // 0: the base trajectory
+  size_t From = 0;    // the first step the next flip may be
+  std::optional<double> Least;
+  std::optional<Checkpoint> Pending;
+  int DoneFd = -1; // to the parent trajectory: this one's compile ended
+};
+
+} // namespace mlgo::plugin
