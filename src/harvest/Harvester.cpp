@@ -460,25 +460,35 @@ private:
     auto prefix = Options.Adopt.Prefix.find(module);
     if (prefix == Options.Adopt.Prefix.end())
       return false;
-    std::string dir = joinPath(joinPath(Options.Adopt.ChainsDir, module), "t" + std::to_string(Options.Adopt.Round));
-    // Only regular files, never followed links: the compile wrote them.
-    auto regular = [](const std::string &path) {
-      llvm::sys::fs::file_status status;
-      return !llvm::sys::fs::status(path, status, /*follow=*/false) &&
-             status.type() == llvm::sys::fs::file_type::regular_file;
+    // Below the chains' directory, through no link, regular files only:
+    // the compile that wrote them is data from the corpus too.
+    std::string relative = module + "/t" + std::to_string(Options.Adopt.Round);
+    std::string dir = joinPath(Options.Adopt.ChainsDir, relative);
+    auto beneath = [&](const char *name) {
+      auto fd = openRegularFileBeneath(Options.Adopt.ChainsDir, relative + "/" + name);
+      if (!fd) {
+        llvm::consumeError(fd.takeError());
+        return false;
+      }
+      return true;
     };
     std::string status = joinPath(dir, "status.json"), log = joinPath(dir, "training.log"),
                 sites = joinPath(dir, "sites.jsonl"), object = joinPath(dir, "native.o"),
                 stderrFile = joinPath(dir, "compile.stderr");
-    if (!regular(status) || !regular(log) || !regular(object) || !regular(stderrFile) ||
-        (!advisor.SitesFile.empty() && !regular(sites)))
+    if (!beneath("status.json") || !beneath("training.log") || !beneath("native.o") || !beneath("compile.stderr") ||
+        (!advisor.SitesFile.empty() && !beneath("sites.jsonl")))
+      return false;
+    // The parent trajectory's few words (ExplorationChain.cpp); anything larger is not one.
+    constexpr uint64_t MaxStatusBytes = 4096;
+    uint64_t statusBytes = 0;
+    if (llvm::sys::fs::file_size(status, statusBytes) || statusBytes > MaxStatusBytes)
       return false;
     auto text = llvm::MemoryBuffer::getFile(status, /*IsText=*/true);
     if (!text)
       return false;
     auto json = nlohmann::json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
-    if (!json.is_object() || json.value("status", "") != "exit" || json.value("exit", -1) != 0 ||
-        json.value("then", "") != Options.Adopt.Then)
+    auto field = [&](const char *name) { return json.is_object() && json.contains(name) ? json[name] : nullptr; };
+    if (field("status") != "exit" || field("exit") != 0 || field("then") != Options.Adopt.Then)
       return false;
     auto decisions = loggedDecisions(log);
     if (!decisions) {

@@ -51,7 +51,8 @@ void writeStatus(const std::string &dir, const std::string &json) {
 }
 
 // Test seam (docs/harvest-logs.md): MLGO_EXPLORE_CHAIN_FAULT=abort:I or
-// hang:I makes explored trajectory I crash or hang where it resumes.
+// hang:I makes explored trajectory I crash or hang where it resumes
+// (link:I: plantLinkIfAsked).
 void maybeFail(unsigned index) {
   const char *spec = std::getenv("MLGO_EXPLORE_CHAIN_FAULT");
   if (!spec)
@@ -69,6 +70,22 @@ void maybeFail(unsigned index) {
 }
 
 } // namespace
+
+void ExplorationChain::plantLinkIfAsked() const {
+  unsigned index = Index;
+  std::string path = trajectoryDir(Index);
+  const char *spec = std::getenv("MLGO_EXPLORE_CHAIN_FAULT");
+  unsigned target = 0;
+  if (!spec || !llvm::StringRef(spec).consume_front("link:") || llvm::StringRef(spec + 5).getAsInteger(10, target) ||
+      target != index)
+    return;
+  // Relative: the chain directory is moved into OUT afterwards.
+  std::string aside = path + ".aside", name = aside.substr(aside.rfind('/') + 1);
+  if (::rename(path.c_str(), aside.c_str()) != 0)
+    return;
+  if (::symlink(name.c_str(), path.c_str()) != 0)
+    ::rename(aside.c_str(), path.c_str());
+}
 
 llvm::Expected<ChainSpec> parseChainSpec(llvm::StringRef text) {
   ChainSpec spec;

@@ -54,6 +54,11 @@ public:
 
   unsigned trajectory() const { return Index; }
 
+  /// Test seam: with MLGO_EXPLORE_CHAIN_FAULT=link:I, explored trajectory
+  /// I's directory becomes a symbolic link to its files, which harvest-logs
+  /// must not adopt through.
+  void plantLinkIfAsked() const;
+
 private:
   struct Checkpoint {
     pid_t Pid = -1;

@@ -233,6 +233,7 @@ public:
         ::_exit(1);
       }
     }
+    Chain->plantLinkIfAsked();
     Chain->finish(status);
   }
 

@@ -461,7 +461,8 @@ TEST_F(HarvestExplore, ForkedTrajectoriesAreTheOnesCompilingThemGives) {
 
 // A forked trajectory that crashes or hangs (MLGO_EXPLORE_CHAIN_FAULT, a
 // test seam) takes the ones after it in its chain along: the rounds compile
-// those themselves, and the exploration comes out the same.
+// those themselves, and the exploration comes out the same. One whose
+// directory is a symbolic link is compiled too, never read through it.
 TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
   const std::string flags = "--mode=plugin --compile_server=on --explore=3";
   std::string compiled = Work / "compiled";
@@ -470,7 +471,7 @@ TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
   for (const nlohmann::json &t : jsonLines(compiled + "/explore.jsonl"))
     ++atIndex[t["trajectory"].get<size_t>()];
   ASSERT_GT(atIndex[2], 0u);
-  for (const std::string fault : {"abort:2", "hang:1"}) {
+  for (const std::string fault : {"abort:2", "hang:1", "link:2"}) {
     SCOPED_TRACE(fault);
     std::string forked = Work / ("forked-" + fault.substr(0, fault.find(':')));
     // hang: each chain's parent kills it after --timeout (short here).
@@ -480,7 +481,10 @@ TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
                           harvest(forked, "--mode=plugin --compile_server=on --explore=3" + timeout));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     expectSameExploration(forked, compiled);
-    size_t expected = fault == "abort:2" ? atIndex[1] : 0; // the trajectories before the fault were forked
+    // abort: the trajectories before the fault were forked; hang: none (the
+    // first hangs); link: all but the one whose directory is a link, which
+    // the round does not read through but compiles.
+    size_t expected = fault == "abort:2" ? atIndex[1] : fault == "hang:1" ? 0 : atIndex[1] + atIndex[3];
     EXPECT_EQ(harvestSummary(forked)["explore"]["forked"], expected);
     if (fault == "hang:1") // killed at the timeout, not waited for at the run's end
       EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
