@@ -1,4 +1,5 @@
 #include "ExplorationChain.h"
+#include "mlgo/support/FileDescriptorIo.h"
 
 #include <cerrno>
 #include <chrono>
@@ -16,27 +17,6 @@
 
 namespace mlgo::plugin {
 namespace {
-
-bool writeAll(int fd, const void *data, size_t size) {
-  const char *p = static_cast<const char *>(data);
-  while (size) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-ssize_t readFully(int fd, void *data, size_t size) {
-  ssize_t n;
-  while ((n = ::read(fd, data, size)) < 0 && errno == EINTR) {
-  }
-  return n;
-}
 
 // Written beside the trajectory, then renamed: a status.json is whole.
 void writeStatus(const std::string &dir, const std::string &json) {
@@ -161,7 +141,7 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
       Pending.reset();
     }
     char byte;
-    if (readFully(go[0], &byte, 1) != 1)
+    if (!readAll(go[0], &byte, 1))
       ::_exit(0);
     ::close(go[0]);
     DoneFd = done[1];
@@ -217,7 +197,7 @@ void ExplorationChain::finish(int status) {
   bool resumed = writeAll(next.Go, "g", 1);
   ::close(next.Go);
   int childStatus = 0;
-  ssize_t got = 0;
+  bool got = false;
   bool timedOut = false;
   if (resumed) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(Spec.TimeoutSeconds);
@@ -232,7 +212,7 @@ void ExplorationChain::finish(int status) {
       if (r < 0 && errno == EINTR)
         continue;
       if (r > 0)
-        got = readFully(next.Done, &childStatus, sizeof(childStatus));
+        got = readAll(next.Done, &childStatus, sizeof(childStatus));
       timedOut = r == 0;
       break;
     }
@@ -244,7 +224,7 @@ void ExplorationChain::finish(int status) {
   }
   ::close(next.Done);
   char json[256];
-  if (got == static_cast<ssize_t>(sizeof(childStatus)))
+  if (got)
     std::snprintf(json, sizeof(json), "{\"status\":\"exit\",\"exit\":%d,\"flipped_step\":%zu,\"then\":", childStatus,
                   next.Step);
   else if (timedOut)

@@ -11,6 +11,7 @@
 #include "ExplorationChain.h"
 #include "mlgo/harvest/InProcessPolicy.h"
 #include "mlgo/log/TrainingLog.h"
+#include "mlgo/support/FileDescriptorIo.h"
 
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/BlockFrequencyInfo.h"
@@ -217,14 +218,7 @@ public:
       else
         Sites->flush();
       int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-      bool written = fd >= 0;
-      for (size_t at = 0; written && at < buffer->size();) {
-        ssize_t n = ::write(fd, buffer->data() + at, buffer->size() - at);
-        if (n < 0 && errno == EINTR)
-          continue;
-        written = n > 0;
-        at += written ? static_cast<size_t>(n) : 0;
-      }
+      bool written = fd >= 0 && mlgo::writeAll(fd, buffer->data(), buffer->size());
       if (fd >= 0 && ::close(fd) != 0)
         written = false;
       if (!written) {

@@ -1,36 +1,11 @@
 #include "mlgo/server/CompileServerProtocol.h"
+#include "mlgo/support/FileDescriptorIo.h"
 
 #include <cerrno>
 #include <unistd.h>
 
 namespace mlgo::server {
 namespace {
-
-bool writeAll(int fd, const char *data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool readAll(int fd, char *data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::read(fd, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 void putU32(std::string &out, uint32_t v) {
   for (int i = 0; i < 4; ++i)
