@@ -3,8 +3,10 @@
 # 8 plain harvests of the same modules (the base trajectory and 7 more,
 # each a full compile), on the generated C corpus of bench/harvest.sh and on
 # zstd's lib (from npm, as bench/harvest.sh). Both with --mode=plugin,
-# --policy=default, --num_workers=2, the compile server as auto decides,
-# alternating, into fresh output directories; medians of ROUNDS.
+# --policy=default, --num_workers=2, the compile server as auto decides
+# (so the explorations fork at their flipped decision: --explore_fork;
+# MLGO_EXPLORE_FORK=false measures them compiled whole), alternating, into
+# fresh output directories; medians of ROUNDS.
 #
 #   bench/explore.sh [N [ROUNDS]]     (default: 40 generated modules, 3 rounds)
 #
@@ -38,7 +40,8 @@ for entry in "${corpora[@]}"; do
     rm -rf "$out" && t0=$(now)
     "$bin/harvest-logs" -q --corpus="$corpus" --output_dir="$out/plain" --mode=plugin --num_workers=2
     t1=$(now)
-    "$bin/harvest-logs" -q --corpus="$corpus" --output_dir="$out/explored" --mode=plugin --num_workers=2 --explore=7
+    "$bin/harvest-logs" -q --corpus="$corpus" --output_dir="$out/explored" --mode=plugin --num_workers=2 --explore=7 \
+      --explore_fork="${MLGO_EXPLORE_FORK:-true}"
     t2=$(now)
     plain+=("$(echo "$t1 - $t0" | bc)") explored+=("$(echo "$t2 - $t1" | bc)")
   done
