@@ -345,7 +345,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Link = {};
     round_.Chains = {};
     // The base compiles' fork chains ran many of these trajectories already.
-    round_.Adopt.Round = round;
+    round_.Adopt.Round = settings.Fork ? round : 0; // --explore_fork=false: every trajectory compiled
     round_.Adopt.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");
     round_.Adopt.Then = then;
     round_.Adopt.Prefix.clear();

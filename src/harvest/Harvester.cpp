@@ -29,8 +29,10 @@
 #include "mlgo/support/Progress.h"
 #include "mlgo/support/SerialQueue.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <tbb/enumerable_thread_specific.h>
@@ -69,6 +71,14 @@ struct HarvestedModule {
 // Finished modules waiting for their syncs, per worker: enough to cover a
 // slow sync, few enough to bound the work directories left on disk.
 constexpr size_t PendingPlacementsPerWorker = 2;
+
+// A module's fork chain in OUT/explore/chains: one flat directory named by
+// a hash of the module name, so that nested module names (`a` and `a/t1`)
+// never share or reach into another module's chain.
+std::string exploreChainName(const std::string &module) {
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(module));
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(digest).take_front(16), /*LowerCase=*/true);
+}
 
 std::string logPath(const HarvestOptions &o, const std::string &module) { return harvestLogPath(o.OutputDir, module); }
 
@@ -383,7 +393,8 @@ private:
     bool codegenToo = oneChild && smallEnoughForOneChild(in.Bitcode);
     // --explore: the base compile forks the module's explored trajectories
     // (ExplorationChain.h), which needs llc in the same child.
-    if (oneChild && advisor.Enabled && advisor.Mode == AdvisorMode::Plugin && !chainDirectory(work).empty()) {
+    bool forking = oneChild && advisor.Enabled && advisor.Mode == AdvisorMode::Plugin && !chainDirectory(work).empty();
+    if (forking) {
       codegenToo = true;
       // Every checkpoint shares opt's output file: its bitcode goes to
       // /dev/null (stdout), as llc reads the module in memory.
@@ -403,6 +414,15 @@ private:
     CompileOutcome outcome = advisor.Enabled && advisor.Mode == AdvisorMode::Interactive
                                  ? runInteractive(compileJob, advisor.ChannelBase, Options.Decisions, *policy, *log)
                                  : runCompile(compileJob);
+    // A forking base compile runs past its own timeout (its chain follows);
+    // one whose own compile took longer ends as the timeout would end it.
+    if (forking && outcome.Result == CompileOutcome::Status::Failed &&
+        llvm::sys::fs::exists(joinPath(chainDirectory(work), "base-overran"))) {
+      outcome.Result = CompileOutcome::Status::Timeout;
+      outcome.Reason = "timeout";
+      outcome.Detail =
+          "killed after " + std::to_string(static_cast<int>(Options.TimeoutSeconds)) + " s (--compilation_timeout)";
+    }
     if (advisor.Enabled && advisor.Mode == AdvisorMode::Plugin)
       explainPluginFailure(outcome, advisor.PluginPath);
     explainUnreadableInputs(outcome, in.CommandLine, compileJob);
@@ -432,8 +452,7 @@ private:
       return "";
     return joinPath(work, "chain");
   }
-  std::string chainsDirectory() const { return joinPath(joinPath(Options.OutputDir, "explore"), "chains"); }
-  std::string chainName(const std::string &module) const { return "explore/chains/" + module; }
+  std::string chainName(const std::string &module) const { return "explore/chains/" + exploreChainName(module); }
 
   // After the base compile: its chain's trajectories, kept for the rounds
   // (a failed base compile's are of no use).
@@ -462,7 +481,7 @@ private:
       return false;
     // Below the chains' directory, through no link, regular files only:
     // the compile that wrote them is data from the corpus too.
-    std::string relative = module + "/t" + std::to_string(Options.Adopt.Round);
+    std::string relative = exploreChainName(module) + "/t" + std::to_string(Options.Adopt.Round);
     std::string dir = joinPath(Options.Adopt.ChainsDir, relative);
     auto beneath = [&](const char *name) {
       auto fd = openRegularFileBeneath(Options.Adopt.ChainsDir, relative + "/" + name);

@@ -31,22 +31,56 @@ void writeStatus(const std::string &dir, const std::string &json) {
 }
 
 // Test seam (docs/harvest-logs.md): MLGO_EXPLORE_CHAIN_FAULT=abort:I or
-// hang:I makes explored trajectory I crash or hang where it resumes
-// (link:I: plantLinkIfAsked).
-void maybeFail(unsigned index) {
+// hang:I makes explored trajectory I crash or hang where it resumes;
+// die:I makes its checkpoint exit before it is resumed; slow:I makes
+// trajectory I outlast the timeout (link:I: plantLinkIfAsked).
+bool faultIs(llvm::StringRef kind, unsigned index) {
   const char *spec = std::getenv("MLGO_EXPLORE_CHAIN_FAULT");
   if (!spec)
-    return;
-  llvm::StringRef text(spec);
-  auto [kind, which] = text.split(':');
+    return false;
+  auto [what, which] = llvm::StringRef(spec).split(':');
   unsigned target = 0;
-  if (which.getAsInteger(10, target) || target != index)
-    return;
-  if (kind == "abort")
+  return what == kind && !which.getAsInteger(10, target) && target == index;
+}
+
+void maybeFail(unsigned index) {
+  if (faultIs("abort", index))
     std::abort();
-  if (kind == "hang")
+  if (faultIs("hang", index))
     while (true)
       ::pause();
+}
+
+// When this process started (/proc/self/stat's starttime): the base
+// compile's own clock starts with its process, as the harvester's does.
+std::chrono::steady_clock::time_point processStart() {
+  auto now = std::chrono::steady_clock::now();
+  int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return now;
+  char text[1024];
+  ssize_t n = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (n <= 0)
+    return now;
+  text[n] = '\0';
+  // Fields after the command (which may hold spaces) start after its ')'; starttime is field 22.
+  const char *at = std::strrchr(text, ')');
+  for (int field = 2; at && field < 22; ++field)
+    at = std::strchr(at + 1, ' ');
+  timespec boot{};
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  if (!at || ticks <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+    return now;
+  double startedAfterBoot = std::strtod(at + 1, nullptr) / static_cast<double>(ticks);
+  double running = static_cast<double>(boot.tv_sec) + static_cast<double>(boot.tv_nsec) / 1e9 - startedAfterBoot;
+  if (running < 0 || running > 1e6)
+    return now;
+  return now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(running));
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 } // namespace
@@ -54,10 +88,7 @@ void maybeFail(unsigned index) {
 void ExplorationChain::plantLinkIfAsked() const {
   unsigned index = Index;
   std::string path = trajectoryDir(Index);
-  const char *spec = std::getenv("MLGO_EXPLORE_CHAIN_FAULT");
-  unsigned target = 0;
-  if (!spec || !llvm::StringRef(spec).consume_front("link:") || llvm::StringRef(spec + 5).getAsInteger(10, target) ||
-      target != index)
+  if (!faultIs("link", index))
     return;
   // Relative: the chain directory is moved into OUT afterwards.
   std::string aside = path + ".aside", name = aside.substr(aside.rfind('/') + 1);
@@ -90,7 +121,7 @@ llvm::Expected<ChainSpec> parseChainSpec(llvm::StringRef text) {
 }
 
 ExplorationChain::ExplorationChain(ChainSpec spec, std::string then, std::function<void(const std::string &)> onResume)
-    : Spec(std::move(spec)), Then(std::move(then)), OnResume(std::move(onResume)) {}
+    : Spec(std::move(spec)), Then(std::move(then)), OnResume(std::move(onResume)), Started(processStart()) {}
 
 std::string ExplorationChain::trajectoryDir(unsigned index) const { return Spec.Dir + "/t" + std::to_string(index); }
 
@@ -127,6 +158,7 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
     return decision;
   }
   pid_t parent = ::getpid();
+  double prefix = secondsSince(Started);
   pid_t pid = ::fork();
   if (pid == 0) {
     // The checkpoint: it dies with this trajectory unless resumed by it.
@@ -135,16 +167,24 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
       ::_exit(0);
     ::close(go[1]);
     ::close(done[0]);
+    if (DoneFd >= 0) { // the parent's line to its own parent is not ours
+      ::close(DoneFd);
+      DoneFd = -1;
+    }
     if (Pending) { // the previous checkpoint is the parent's to drop
       ::close(Pending->Go);
       ::close(Pending->Done);
       Pending.reset();
     }
+    if (faultIs("die", Index + 1)) // test seam: a checkpoint that is gone when resumed
+      ::_exit(0);
+    auto paused = std::chrono::steady_clock::now();
     char byte;
     if (!readAll(go[0], &byte, 1))
       ::_exit(0);
     ::close(go[0]);
     DoneFd = done[1];
+    Started += std::chrono::steady_clock::now() - paused;
     becomeTrajectory(step);
     return !decision;
   }
@@ -157,7 +197,7 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
     return decision;
   }
   dropPending();
-  Pending = Checkpoint{pid, go[1], done[0], step};
+  Pending = Checkpoint{pid, go[1], done[0], step, prefix};
   return decision;
 }
 
@@ -179,6 +219,9 @@ void ExplorationChain::becomeTrajectory(size_t flippedStep) {
 }
 
 void ExplorationChain::finish(int status) {
+  // A checkpoint that died (out of memory, say) must cost its trajectory,
+  // not this one: writing to its pipe then fails instead of killing us.
+  ::signal(SIGPIPE, SIG_IGN);
   // The parent's timeout covers this trajectory's own compile, not the
   // explorations that follow it.
   if (DoneFd >= 0) {
@@ -186,21 +229,38 @@ void ExplorationChain::finish(int status) {
     ::close(DoneFd);
     DoneFd = -1;
   }
+  if (faultIs("slow", Index)) // test seam: a compile that takes longer than the timeout
+    ::usleep(static_cast<useconds_t>((Spec.TimeoutSeconds + 0.5) * 1e6));
+  if (Index == 0 && secondsSince(Started) > Spec.TimeoutSeconds) {
+    dropPending();
+    ::mkdir(Spec.Dir.c_str(), 0755);
+    int marker = ::open((Spec.Dir + "/base-overran").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (marker >= 0)
+      ::close(marker);
+    ::raise(SIGKILL); // as the harvester's timeout would have ended it
+  }
   if (!Pending)
     return;
+  if (status != 0) { // a failed trajectory is no round's parent
+    dropPending();
+    return;
+  }
   Checkpoint next = *Pending;
   Pending.reset();
   std::string dir = trajectoryDir(Index + 1);
   ::mkdir(Spec.Dir.c_str(), 0755);
   ::mkdir(dir.c_str(), 0755);
   ::malloc_trim(0); // this process only waits from here on
-  bool resumed = writeAll(next.Go, "g", 1);
+  // Its whole compile, its prefix included, gets the timeout.
+  double budget = Spec.TimeoutSeconds - next.PrefixSeconds;
+  bool resumed = budget > 0 && writeAll(next.Go, "g", 1);
   ::close(next.Go);
   int childStatus = 0;
   bool got = false;
   bool timedOut = false;
   if (resumed) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(Spec.TimeoutSeconds);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(budget));
     while (true) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
@@ -213,7 +273,7 @@ void ExplorationChain::finish(int status) {
         continue;
       if (r > 0)
         got = readAll(next.Done, &childStatus, sizeof(childStatus));
-      timedOut = r == 0;
+      timedOut = r <= 0; // a poll that fails cannot wait: as a timeout
       break;
     }
   }
@@ -227,7 +287,7 @@ void ExplorationChain::finish(int status) {
   if (got)
     std::snprintf(json, sizeof(json), "{\"status\":\"exit\",\"exit\":%d,\"flipped_step\":%zu,\"then\":", childStatus,
                   next.Step);
-  else if (timedOut)
+  else if (timedOut || budget <= 0)
     std::snprintf(json, sizeof(json), "{\"status\":\"timeout\",\"flipped_step\":%zu,\"then\":", next.Step);
   else if (WIFSIGNALED(waited))
     std::snprintf(json, sizeof(json),

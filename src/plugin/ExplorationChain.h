@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -49,7 +50,11 @@ public:
 
   /// This trajectory's compile ended with `status`: its parent learns it,
   /// then the last checkpoint (if any) runs as the next trajectory, and
-  /// this process waits for it (killing it after the timeout).
+  /// this process waits for it (killing it once its whole compile, prefix
+  /// included, took the timeout). A failed trajectory is no parent. The
+  /// base compile that itself took longer than the timeout leaves
+  /// DIR/base-overran and ends as the harvester's timeout would end it
+  /// (SIGKILL), so that forking changes no module's outcome.
   void finish(int status);
 
   unsigned trajectory() const { return Index; }
@@ -64,6 +69,7 @@ private:
     pid_t Pid = -1;
     int Go = -1, Done = -1;
     size_t Step = 0;
+    double PrefixSeconds = 0; // the compile's time up to the fork
   };
   void dropPending();
   std::string trajectoryDir(unsigned index) const;
@@ -77,6 +83,10 @@ private:
   std::optional<double> Least;
   std::optional<Checkpoint> Pending;
   int DoneFd = -1; // to the parent trajectory: this one's compile ended
+  /// When this trajectory's compile would have started had it run whole
+  /// (its prefix's time counts, its pause does not): the timeout is a
+  /// whole compile's, as when a round compiles it.
+  std::chrono::steady_clock::time_point Started;
 };
 
 } // namespace mlgo::plugin

@@ -471,7 +471,7 @@ TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
   for (const nlohmann::json &t : jsonLines(compiled + "/explore.jsonl"))
     ++atIndex[t["trajectory"].get<size_t>()];
   ASSERT_GT(atIndex[2], 0u);
-  for (const std::string fault : {"abort:2", "hang:1", "link:2"}) {
+  for (const std::string fault : {"abort:2", "hang:1", "link:2", "die:1"}) {
     SCOPED_TRACE(fault);
     std::string forked = Work / ("forked-" + fault.substr(0, fault.find(':')));
     // hang: each chain's parent kills it after --timeout (short here).
@@ -484,11 +484,33 @@ TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
     // abort: the trajectories before the fault were forked; hang: none (the
     // first hangs); link: all but the one whose directory is a link, which
     // the round does not read through but compiles.
-    size_t expected = fault == "abort:2" ? atIndex[1] : fault == "hang:1" ? 0 : atIndex[1] + atIndex[3];
+    // die: the first checkpoint is gone when resumed, which costs the chain, not the base.
+    size_t expected = fault == "abort:2" ? atIndex[1] : fault == "link:2" ? atIndex[1] + atIndex[3] : 0;
     EXPECT_EQ(harvestSummary(forked)["explore"]["forked"], expected);
     if (fault == "hang:1") // killed at the timeout, not waited for at the run's end
       EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   }
+}
+
+// A forking base compile runs on past its own timeout (its chain follows
+// it); one whose own compile took longer than --compilation_timeout is
+// recorded as the timeout records it without forking.
+TEST_F(HarvestExplore, AForkingBaseCompileKeepsItsOwnTimeout) {
+  std::string forked = Work / "forked", hung = Work / "hung";
+  const std::string flags = "--mode=plugin --compile_server=on --explore=2 --compilation_timeout=2";
+  // slow:0: every base compile takes 2.5 s of its own.
+  CommandResult r = run("MLGO_EXPLORE_CHAIN_FAULT=slow:0 " + harvest(forked, flags));
+  // Without forking, a compile killed at its timeout.
+  CommandResult h = run("MLGO_COMPILE_SERVER_FAULT=hang:-passes " + harvest(hung, flags + " --explore_fork=false"));
+  EXPECT_EQ(r.ExitCode, h.ExitCode) << r.Err << h.Err;
+  auto a = journalByModule(forked), b = journalByModule(hung);
+  for (const std::string &m : Modules) {
+    ASSERT_TRUE(a.count(m) && b.count(m)) << m;
+    EXPECT_EQ(a[m]["status"], "timeout") << a[m].dump();
+    for (const char *field : {"status", "reason", "detail", "exit_status"})
+      EXPECT_EQ(a[m][field], b[m][field]) << m << " " << field;
+  }
+  EXPECT_FALSE(fs::exists(forked + "/explore/chains")) << "no chain is kept for a base that timed out";
 }
 
 TEST_F(HarvestExplore, ABatchWithAPolicyThatCannotBeExploredIsRefused) {
