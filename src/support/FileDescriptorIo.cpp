@@ -5,33 +5,29 @@
 #include <unistd.h>
 
 namespace mlgo {
+namespace {
+
+// `transfer` (read or write) until `size` bytes moved; false on an error or
+// when it moves nothing (end of file, a closed pipe).
+template <typename Byte, typename Transfer> bool whole(int fd, Byte *at, size_t size, Transfer transfer) {
+  while (size > 0) {
+    ssize_t n = transfer(fd, at, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    at += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+} // namespace
 
 bool writeAll(int fd, const void *data, size_t size) {
-  const char *at = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, at, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    at += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+  return whole(fd, static_cast<const char *>(data), size, ::write);
 }
 
-bool readAll(int fd, void *data, size_t size) {
-  char *at = static_cast<char *>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, at, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    at += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
+bool readAll(int fd, void *data, size_t size) { return whole(fd, static_cast<char *>(data), size, ::read); }
 
 } // namespace mlgo
