@@ -12,16 +12,7 @@ contexts"; exits 1 at the first log it cannot read, naming it and why.
 import json
 import sys
 
-from tensor_spec import tensor_bytes
-
-
-def read_exact(f, n, what):
-    data = f.read(n)
-    if len(data) != n:
-        raise ValueError(f"truncated {what}: {len(data)} of {n} bytes")
-    if f.read(1) != b"\n":
-        raise ValueError(f"no newline after {what}")
-    return data
+from tensor_spec import read_exact, tensor_bytes
 
 
 def read_log(path):

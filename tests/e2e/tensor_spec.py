@@ -15,11 +15,13 @@ def tensor_bytes(spec):
     return count * SIZES[spec["type"]]
 
 
-def read_exact(f, n):
-    """n bytes of tensors and the newline that ends them."""
+def read_exact(f, n, what="record"):
+    """n bytes of tensors and the newline that ends them; `what` names them in the error."""
     data = f.read(n)
-    if len(data) != n or f.read(1) != b"\n":
-        raise ValueError("truncated record")
+    if len(data) != n:
+        raise ValueError(f"truncated {what}: {len(data)} of {n} bytes")
+    if f.read(1) != b"\n":
+        raise ValueError(f"no newline after {what}")
     return data
 
 
