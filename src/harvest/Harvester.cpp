@@ -483,13 +483,20 @@ private:
     // the compile that wrote them is data from the corpus too.
     std::string relative = exploreChainName(module) + "/t" + std::to_string(Options.Adopt.Round);
     std::string dir = joinPath(Options.Adopt.ChainsDir, relative);
+    // A missing file means the chain did not get there; anything else odd is said.
+    auto refuse = [&](const std::string &why) {
+      log::warning(module + ": explored trajectory " + std::to_string(Options.Adopt.Round) +
+                   " of its fork chain is not taken (compiled instead): " + why);
+      return false;
+    };
     auto beneath = [&](const char *name) {
       auto fd = openRegularFileBeneath(Options.Adopt.ChainsDir, relative + "/" + name);
-      if (!fd) {
-        llvm::consumeError(fd.takeError());
+      if (fd)
+        return true;
+      llvm::Error error = fd.takeError();
+      if (consumeIfMissing(error))
         return false;
-      }
-      return true;
+      return refuse(llvm::toString(std::move(error)));
     };
     std::string status = joinPath(dir, "status.json"), log = joinPath(dir, "training.log"),
                 sites = joinPath(dir, "sites.jsonl"), object = joinPath(dir, "native.o"),
@@ -501,12 +508,14 @@ private:
     constexpr uint64_t MaxStatusBytes = 4096;
     uint64_t statusBytes = 0;
     if (llvm::sys::fs::file_size(status, statusBytes) || statusBytes > MaxStatusBytes)
-      return false;
+      return refuse(status + " is not a status of at most 4 KiB");
     auto text = llvm::MemoryBuffer::getFile(status, /*IsText=*/true);
     if (!text)
-      return false;
+      return refuse("cannot read " + status + ": " + text.getError().message());
     auto json = nlohmann::json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
-    auto field = [&](const char *name) { return json.is_object() && json.contains(name) ? json[name] : nullptr; };
+    if (!json.is_object())
+      return refuse(status + " is not a JSON object");
+    auto field = [&](const char *name) { return json.contains(name) ? json[name] : nullptr; };
     if (field("status") != "exit" || field("exit") != 0 || field("then") != Options.Adopt.Then)
       return false;
     auto decisions = loggedDecisions(log);

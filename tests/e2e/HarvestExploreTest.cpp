@@ -483,6 +483,8 @@ TEST_F(HarvestExplore, AForkedTrajectoryThatCrashesOrHangsIsCompiledInstead) {
                           harvest(forked, "--mode=plugin --compile_server=on --explore=3" + timeout));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     expectSameExploration(forked, compiled);
+    if (fault == "link:2") // refused, and said so, naming the link
+      EXPECT_NE(r.Err.find("of its fork chain is not taken (compiled instead)"), std::string::npos) << r.Err;
     // abort: the trajectories before the fault were forked; hang: none (the
     // first hangs); link: all but the one whose directory is a link, which
     // the round does not read through but compiles.
