@@ -459,6 +459,52 @@ TEST_F(HarvestExplore, ForkedTrajectoriesAreTheOnesCompilingThemGives) {
   }
 }
 
+// Module names nest (`x` and `x/t1`, a directory of the corpus beside its
+// file) the way a chain's trajectory directories do: each module's chain is
+// kept apart (a hashed name), so neither takes or removes the other's, and
+// every trajectory of both is still forked.
+TEST_F(HarvestExplore, NestedModuleNamesKeepTheirChainsApart) {
+  std::string nested = Work / "nested";
+  fs::create_directories(nested + "/x");
+  for (const std::string name : {"x", "x/t1", "x/t2"}) {
+    fs::copy_file(corpus() + "/m3.o.bc", nested + "/" + name + ".bc");
+    fs::copy_file(corpus() + "/m3.o.cmd", nested + "/" + name + ".cmd");
+  }
+  nlohmann::json description = nlohmann::json::parse(readFile(corpus() + "/corpus_description.json"));
+  description["modules"] = {"x", "x/t1", "x/t2"};
+  writeFile(nested + "/corpus_description.json", description.dump());
+  const std::string flags = " --num_workers=2 --mode=plugin --compile_server=on --explore=3";
+  std::string forked = Work / "forked", compiled = Work / "compiled";
+  CommandResult r = run(harvestCommand(nested, forked, flags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  mustRun(harvestCommand(nested, compiled, flags + " --explore_fork=false"));
+  nlohmann::json explore = harvestSummary(forked)["explore"];
+  EXPECT_EQ(explore["explored"], 9) << explore.dump();
+  EXPECT_EQ(explore["forked"], explore["explored"]) << "a module's chain was taken or removed by another's";
+  EXPECT_EQ(readFile(forked + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
+}
+
+// --explore_fork=false compiles every trajectory: a rerun of a forking run
+// that stopped before its rounds (here: round 1's file cannot be written)
+// takes none of the chains that run left.
+TEST_F(HarvestExplore, WithoutForkingNoLeftChainIsTaken) {
+  const std::string flags = "--mode=plugin --compile_server=on --explore=2";
+  std::string out = Work / "out", compiled = Work / "compiled";
+  fs::create_directories(out + "/explore/round-1.jsonl"); // a directory: the rounds cannot start
+  CommandResult stopped = run(harvest(out, flags));
+  ASSERT_NE(stopped.ExitCode, 0) << stopped.Err;
+  ASSERT_FALSE(fs::is_empty(out + "/explore/chains")) << "the base compiles left their chains";
+  fs::remove(out + "/explore/round-1.jsonl");
+  CommandResult again = run(harvest(out, flags + " --explore_fork=false"));
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], 0);
+  for (int round = 1; round <= 2; ++round)
+    EXPECT_EQ(harvestSummary(out + "/explore/round-" + std::to_string(round)).value("adopted_from_chains", 0), 0)
+        << round;
+  mustRun(harvest(compiled, flags + " --explore_fork=false"));
+  EXPECT_EQ(readFile(out + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
+}
+
 // A forked trajectory that crashes or hangs (MLGO_EXPLORE_CHAIN_FAULT, a
 // test seam) takes the ones after it in its chain along: the rounds compile
 // those themselves, and the exploration comes out the same. One whose
