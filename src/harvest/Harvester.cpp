@@ -20,6 +20,7 @@
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/DirectoryLock.h"
+#include "mlgo/support/FileDescriptorIo.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
@@ -40,7 +41,9 @@
 #include <tbb/task_arena.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
@@ -489,55 +492,72 @@ private:
                    " of its fork chain is not taken (compiled instead): " + why);
       return false;
     };
-    auto beneath = [&](const char *name) {
-      auto fd = openRegularFileBeneath(Options.Adopt.ChainsDir, relative + "/" + name);
-      if (fd)
-        return true;
-      llvm::Error error = fd.takeError();
-      if (consumeIfMissing(error))
-        return false;
-      return refuse(llvm::toString(std::move(error)));
+    // Each file is opened once and read only through that descriptor, so
+    // nothing put in its place after the check is read.
+    struct Taken {
+      const char *Name;
+      std::string To; // where the compile's output goes; "" for status.json
+      FileDescriptor Fd;
     };
-    std::string status = joinPath(dir, "status.json"), log = joinPath(dir, "training.log"),
-                sites = joinPath(dir, "sites.jsonl"), object = joinPath(dir, "native.o"),
-                stderrFile = joinPath(dir, "compile.stderr");
-    if (!beneath("status.json") || !beneath("training.log") || !beneath("native.o") || !beneath("compile.stderr") ||
-        (!advisor.SitesFile.empty() && !beneath("sites.jsonl")))
-      return false;
+    commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
+    std::vector<Taken> files;
+    files.push_back({"status.json", "", {}});
+    files.push_back({"training.log", advisor.TrainingLog, {}});
+    files.push_back({"native.o", commands.Native, {}});
+    files.push_back({"compile.stderr", joinPath(work, "compile.stderr"), {}});
+    if (!advisor.SitesFile.empty())
+      files.push_back({"sites.jsonl", advisor.SitesFile, {}});
+    for (Taken &file : files) {
+      auto fd = openRegularFileBeneath(Options.Adopt.ChainsDir, relative + "/" + file.Name);
+      if (!fd) {
+        llvm::Error error = fd.takeError();
+        if (consumeIfMissing(error))
+          return false;
+        return refuse(llvm::toString(std::move(error)));
+      }
+      file.Fd = std::move(*fd);
+    }
     // The parent trajectory's few words (ExplorationChain.cpp); anything larger is not one.
-    constexpr uint64_t MaxStatusBytes = 4096;
-    uint64_t statusBytes = 0;
-    if (llvm::sys::fs::file_size(status, statusBytes) || statusBytes > MaxStatusBytes)
+    constexpr long MaxStatusBytes = 4096;
+    std::string status = joinPath(dir, "status.json");
+    char text[MaxStatusBytes + 1];
+    long size = readUpTo(files[0].Fd.get(), text, sizeof text);
+    if (size < 0)
+      return refuse("cannot read " + status + ": " + std::strerror(errno));
+    if (size > MaxStatusBytes)
       return refuse(status + " is not a status of at most 4 KiB");
-    auto text = llvm::MemoryBuffer::getFile(status, /*IsText=*/true);
-    if (!text)
-      return refuse("cannot read " + status + ": " + text.getError().message());
-    auto json = nlohmann::json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
+    auto json = nlohmann::json::parse(text, text + size, nullptr, false);
     if (!json.is_object())
       return refuse(status + " is not a JSON object");
     auto field = [&](const char *name) { return json.contains(name) ? json[name] : nullptr; };
     if (field("status") != "exit" || field("exit") != 0 || field("then") != Options.Adopt.Then)
       return false;
-    auto decisions = loggedDecisions(log);
-    if (!decisions) {
-      llvm::consumeError(decisions.takeError());
-      return false;
-    }
-    if (decisions->size() < prefix->second.size() ||
-        !std::equal(prefix->second.begin(), prefix->second.end(), decisions->begin()))
-      return false;
-    commands = moduleCommands(Options.Compiler, Options.Decisions, in, advisor, work);
-    auto moved = [](const std::string &from, const std::string &to) {
-      if (llvm::Error e = moveFile(from, to)) {
-        llvm::consumeError(std::move(e));
-        return false;
+    // Copied, not moved: a rename would take whatever the name holds by then.
+    auto copiedAll = [&] {
+      for (Taken &file : files) {
+        if (file.To.empty())
+          continue;
+        int out = ::open(file.To.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (out < 0)
+          return false;
+        bool copied = copyAll(file.Fd.get(), out);
+        if (::close(out) != 0 || !copied)
+          return false;
       }
       return true;
     };
-    if (!moved(object, commands.Native) || !moved(log, advisor.TrainingLog) ||
-        (!advisor.SitesFile.empty() && !moved(sites, advisor.SitesFile)) ||
-        !moved(stderrFile, joinPath(work, "compile.stderr")))
+    auto decisions = copiedAll() ? loggedDecisions(advisor.TrainingLog)
+                                 : llvm::Expected<DecisionSequence>(llvm::createStringError("not copied"));
+    bool prefixed = decisions && decisions->size() >= prefix->second.size() &&
+                    std::equal(prefix->second.begin(), prefix->second.end(), decisions->begin());
+    if (!decisions)
+      llvm::consumeError(decisions.takeError());
+    if (!prefixed) { // the round compiles it: nothing of the trajectory stays
+      for (Taken &file : files)
+        if (!file.To.empty())
+          llvm::sys::fs::remove(file.To);
       return false;
+    }
     record.Status = "ok";
     record.ExitStatus = "exit 0";
     ++Adopted;

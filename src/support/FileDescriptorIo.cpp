@@ -30,4 +30,33 @@ bool writeAll(int fd, const void *data, size_t size) {
 
 bool readAll(int fd, void *data, size_t size) { return whole(fd, static_cast<char *>(data), size, ::read); }
 
+long readUpTo(int fd, void *data, size_t size) {
+  char *at = static_cast<char *>(data);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, at + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  return static_cast<long>(got);
+}
+
+bool copyAll(int from, int to) {
+  char buffer[1 << 16];
+  for (;;) {
+    long n = readUpTo(from, buffer, sizeof buffer);
+    if (n < 0)
+      return false;
+    if (n == 0)
+      return true;
+    if (!writeAll(to, buffer, static_cast<size_t>(n)))
+      return false;
+  }
+}
+
 } // namespace mlgo

@@ -13,4 +13,10 @@ bool writeAll(int fd, const void *data, size_t size);
 /// Reads exactly `size` bytes; false on an error or an early end of file.
 bool readAll(int fd, void *data, size_t size);
 
+/// Reads up to `size` bytes, fewer only at the end of file; -1 on an error.
+long readUpTo(int fd, void *data, size_t size);
+
+/// Copies what is left of `from` to `to`, a buffer at a time; false on an error.
+bool copyAll(int from, int to);
+
 } // namespace mlgo
