@@ -1,7 +1,7 @@
 #include "mlgo/extract/Journal.h"
-#include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"
+#include "mlgo/support/JsonLinesJournal.h"
 
 #include "support/TestSupport.h"
 
@@ -128,3 +128,35 @@ TEST(Progress, LineShowsDoneFailedRateAndCounts) {
 }
 
 } // namespace
+
+#include "mlgo/support/FileDescriptorIo.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+// readUpTo stops short only at the end; copyAll moves every byte, across
+// its buffer's size, from where the descriptor stands.
+TEST(FileDescriptorIo, ReadUpToAndCopyAll) {
+  mlgo::test::TempDir dir;
+  std::string big(200000, '\0');
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>(i * 7);
+  std::string from = dir / "from", to = dir / "to";
+  mlgo::test::writeFile(from, big);
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(in, 0);
+  char head[10];
+  ASSERT_EQ(mlgo::readUpTo(in, head, sizeof head), 10);
+  EXPECT_EQ(std::string(head, 10), big.substr(0, 10));
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(out, 0);
+  EXPECT_TRUE(mlgo::copyAll(in, out));
+  ::close(out);
+  EXPECT_TRUE(mlgo::test::readFile(to) == big.substr(10));
+  EXPECT_EQ(mlgo::readUpTo(in, head, sizeof head), 0) << "at the end";
+  ::close(in);
+  int closed = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  ::close(closed);
+  EXPECT_EQ(mlgo::readUpTo(closed, head, sizeof head), -1);
+  EXPECT_FALSE(mlgo::copyAll(closed, closed));
+}
