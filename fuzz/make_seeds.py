@@ -102,9 +102,11 @@ def trajectories(out):
 def explored_shards(out):
     t = "explored_shards"
     def line(module, trajectory, size, kept, decisions, flipped=None):
-        return ('{"module":"%s","trajectory":%d,"base_policy":"default","flipped_step":%s,"status":"%s",'
-                '"reason":"","detail":"","native_size":%s,"kept":%s,"decisions":%s}\n' % (
-                    module, trajectory, "null" if flipped is None else flipped, "ok" if size else "failed",
+        site = ("null" if flipped is None or not size else
+                '{"caller":"f","callee":"g","site":%d,"loc":%s}' % (flipped, "null" if flipped else '"a.c:3:7"'))
+        return ('{"module":"%s","trajectory":%d,"base_policy":"default","flipped_step":%s,"flipped_site":%s,'
+                '"status":"%s","reason":"","detail":"","native_size":%s,"kept":%s,"decisions":%s}\n' % (
+                    module, trajectory, "null" if flipped is None else flipped, site, "ok" if size else "failed",
                     size if size else "null", "true" if kept else "false",
                     decisions if size else "null"))
     shard0 = (line("a.o", 0, 120, False, "[1,0,1]") + line("a.o", 1, 110, True, "[0,0,1]", 0) +

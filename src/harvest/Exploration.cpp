@@ -1,5 +1,7 @@
 #include "mlgo/harvest/Exploration.h"
 
+#include "mlgo/compare/DecisionSites.h"
+
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/ImitationDataset.h"
@@ -31,6 +33,7 @@ using Json = nlohmann::ordered_json;
 struct Explored {
   unsigned Round = 0;
   std::optional<size_t> FlippedStep;
+  std::optional<DecisionSite> FlippedSite;   // the call FlippedStep was about; none without sites files
   std::optional<DecisionSequence> Decisions; // as logged; none when it failed
   std::vector<double> Certainty;             // per decision, with --explore_order=uncertain
   std::optional<uint64_t> NativeSize;
@@ -108,6 +111,33 @@ llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, c
   }
   // The module's latest journal record now describes the kept log.
   return journal.append(Json::parse(kept.JournalLine));
+}
+
+// The call site a successful exploration flipped, from its own sites file
+// (the decisions before and at the flip are its parent's); false (with
+// `why`) when that file does not name it. Nothing without sites files.
+bool loadFlippedSite(const HarvestOptions &round, const std::string &dir, const std::string &module,
+                     Explored &trajectory, std::string &why) {
+  if (!decisionSitesWritten(round))
+    return true;
+  auto sites = readDecisionSites(harvestSitesPath(dir, module));
+  if (!sites) {
+    why = llvm::toString(sites.takeError());
+    return false;
+  }
+  size_t step = *trajectory.FlippedStep;
+  if (sites->size() != trajectory.Decisions->size()) {
+    why = harvestSitesPath(dir, module) + " has " + std::to_string(sites->size()) + " sites for " +
+          std::to_string(trajectory.Decisions->size()) + " decisions";
+    return false;
+  }
+  if (step >= sites->size()) {
+    why = "the flipped step " + std::to_string(step) + " is past the trajectory's " + std::to_string(sites->size()) +
+          " decisions";
+    return false;
+  }
+  trajectory.FlippedSite = (*sites)[step];
+  return true;
 }
 
 // Where the base policy's certainty comes from.
@@ -211,7 +241,9 @@ std::string explorationUnsupported(const HarvestOptions &options, const ExploreS
 }
 
 void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
-  if (settings.How == ExploreSettings::Order::Uncertain && certaintySource(options) == CertaintySource::CostMargin)
+  // The sites name each flip's call site in explore.jsonl (and give the
+  // default heuristic's certainty); only the plugin writes them.
+  if (options.Mode == AdvisorMode::Plugin)
     options.DecisionSites = true;
   // An exec policy sends its certainty only when asked (the protocol grows by a float64 per decision).
   if (settings.How == ExploreSettings::Order::Uncertain && options.Policy.How == PolicySpec::Kind::Exec)
@@ -396,6 +428,12 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
             explored.Detail = why;
             explored.Decisions.reset();
             explored.NativeSize.reset();
+          } else if (!loadFlippedSite(round_, dir, record.Module, explored, why)) {
+            explored.Status = "failed";
+            explored.Reason = "bad_decision_sites";
+            explored.Detail = why;
+            explored.Decisions.reset();
+            explored.NativeSize.reset();
           }
         }
       }
@@ -438,6 +476,12 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       j["trajectory"] = i;
       j["base_policy"] = options.Policy.describe();
       j["flipped_step"] = t.FlippedStep ? Json(*t.FlippedStep) : Json();
+      j["flipped_site"] = t.FlippedSite
+                              ? Json{{"caller", t.FlippedSite->Caller},
+                                     {"callee", t.FlippedSite->Callee},
+                                     {"site", t.FlippedSite->Site},
+                                     {"loc", t.FlippedSite->Location ? Json(*t.FlippedSite->Location) : Json()}}
+                              : Json();
       j["status"] = t.Status;
       j["reason"] = t.Reason;
       j["detail"] = t.Detail;

@@ -25,7 +25,7 @@ bool isCount(const Json &value) { return value.is_number_unsigned(); }
 std::string lineProblem(const Json &j) {
   if (!j.is_object())
     return "not a JSON object";
-  static const char *const keys[] = {"module", "trajectory", "base_policy", "flipped_step", "status",
+  static const char *const keys[] = {"module", "trajectory", "base_policy", "flipped_step", "flipped_site", "status",
                                      "reason", "detail",     "native_size", "kept",         "decisions"};
   if (j.size() != std::size(keys))
     return "has other keys than explore_trajectory.schema.json's";
@@ -40,6 +40,17 @@ std::string lineProblem(const Json &j) {
   for (const char *key : {"flipped_step", "native_size"})
     if (!j[key].is_null() && !isCount(j[key]))
       return std::string(key) + " is neither null nor a count";
+  const Json &site = j["flipped_site"];
+  if (!site.is_null()) {
+    if (!site.is_object() || site.size() != 4 || !site.contains("caller") || !site.contains("callee") ||
+        !site.contains("site") || !site.contains("loc"))
+      return "flipped_site is neither null nor an object of caller, callee, site and loc";
+    if (!site["caller"].is_string() || !site["callee"].is_string() || !isCount(site["site"]) ||
+        !(site["loc"].is_null() || site["loc"].is_string()))
+      return "flipped_site's caller, callee, site or loc has the wrong type";
+  }
+  if (j["flipped_step"].is_null() && !site.is_null())
+    return "flipped_site names a call site but flipped_step is null";
   if (!j["kept"].is_boolean())
     return "kept is not a boolean";
   const Json &decisions = j["decisions"];

@@ -111,6 +111,7 @@ TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
     const auto &ts = byModule[m];
     ASSERT_EQ(ts.size(), 4u) << m;
     EXPECT_TRUE(ts[0]["flipped_step"].is_null());
+    EXPECT_TRUE(ts[0]["flipped_site"].is_null());
     uint64_t smallest = ts[0]["native_size"];
     size_t keptAt = 0;
     for (size_t i = 1; i < ts.size(); ++i) {
@@ -121,6 +122,21 @@ TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
       for (size_t s = 0; s + 1 < i; ++s)
         EXPECT_EQ(child[s], parent[s]) << m;
       EXPECT_NE(child[i - 1], parent[i - 1]) << m;
+      // The flipped call site is the one the round's sites file names at
+      // that step, with the flipped decision; the parent asked about the
+      // same call there (its round's file; the base's is in logs/ when kept).
+      auto sitesOf = [&](size_t t) {
+        return jsonLines(t == 0 ? out + "/logs/" + m + ".sites.jsonl"
+                                : out + "/explore/round-" + std::to_string(t) + "/logs/" + m + ".sites.jsonl");
+      };
+      std::vector<nlohmann::json> mine = sitesOf(i);
+      ASSERT_EQ(mine.size(), child.size()) << m;
+      nlohmann::json named = mine[i - 1];
+      EXPECT_EQ(named["decision"], child[i - 1].get<int>() == 1) << m;
+      for (const char *key : {"caller", "callee", "site", "loc"})
+        EXPECT_EQ(ts[i]["flipped_site"][key], named[key]) << m << " trajectory " << i << " " << key;
+      if (i > 1 || ts[0]["kept"])
+        EXPECT_EQ(sitesOf(i - 1)[i - 1]["caller"], named["caller"]) << m << " trajectory " << i;
       if (ts[i]["native_size"].get<uint64_t>() < smallest)
         smallest = ts[i]["native_size"], keptAt = i;
     }
@@ -668,6 +684,15 @@ TEST_F(ExploredShards, AShardThatWasNotExploredOrLiesIsRefused) {
   tamper(
       "type", [&](Lines &l) { l[0]["native_size"] = "big"; }, "native_size is neither null nor a count");
   tamper(
+      "site",
+      [&](Lines &l) {
+        l[1]["flipped_site"] = {{"caller", 1}, {"callee", "g"}, {"site", 0}, {"loc", nullptr}};
+      },
+      "flipped_site's caller, callee, site or loc has the wrong type");
+  tamper(
+      "base-site", [&](Lines &l) { l[0]["flipped_site"] = l[1]["flipped_site"]; },
+      "flipped_site names a call site but flipped_step is null");
+  tamper(
       "size",
       [&](Lines &l) {
         for (auto &j : l)
@@ -718,6 +743,8 @@ TEST_F(HarvestExplore, UncertainFollowsAnExecPolicysOwnCertainty) {
     return certainty;
   });
   EXPECT_GT(logged, 0u);
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    EXPECT_TRUE(t["flipped_site"].is_null()) << "interactive mode names no call site: " << t.dump();
   // Without certainty the order must be given.
   CommandResult first =
       run(harvest(Work / "first", "--mode=interactive --explore=2 --explore_order=first --policy=" + quote(policy)));
