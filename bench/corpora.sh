@@ -43,6 +43,12 @@ generate_zstd() { # DIR: a real C library, zstd's lib/ (26 files), from npm's zs
   "$bin/make-corpus" -q --input_dir="$dir/bc" --output_dir="$dir/corpus"
 }
 
+explore_corpora() { # N: sets `corpora` to "NAME:DIR" entries, the generated C corpus and zstd's lib when it can be had
+  generate "$1" "$work/harvest_c_$1"
+  corpora=("C, N=$1:$work/harvest_c_$1/corpus")
+  if generate_zstd "$work/zstd"; then corpora+=("zstd's lib:$work/zstd/corpus"); fi
+}
+
 generate_cxx() { # N DIR: C++ with templates and many small functions
   local n=$1 dir=$2
   [ -f "$dir/corpus/corpus_description.json" ] && return

@@ -26,9 +26,7 @@ rounds=${2:-3}
 work=$root/bench/.work
 # shellcheck source=bench/corpora.sh
 source "$root/bench/corpora.sh"
-generate "$n" "$work/harvest_c_$n"
-corpora=("C, N=$n:$work/harvest_c_$n/corpus")
-generate_zstd "$work/zstd" && corpora+=("zstd's lib:$work/zstd/corpus")
+explore_corpora "$n"
 # shellcheck source=bench/timing.sh
 source "$root/bench/timing.sh"
 

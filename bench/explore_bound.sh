@@ -26,9 +26,7 @@ n=${1:-40}
 work=$root/bench/.work
 # shellcheck source=bench/corpora.sh
 source "$root/bench/corpora.sh"
-generate "$n" "$work/harvest_c_$n"
-corpora=("C, N=$n:$work/harvest_c_$n/corpus")
-generate_zstd "$work/zstd" && corpora+=("zstd's lib:$work/zstd/corpus")
+explore_corpora "$n"
 
 for entry in "${corpora[@]}"; do
   name=${entry%%:*} corpus=${entry#*:}
