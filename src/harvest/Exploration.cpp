@@ -113,31 +113,34 @@ llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, c
   return journal.append(Json::parse(kept.JournalLine));
 }
 
-// The call site a successful exploration flipped, from its own sites file
-// (the decisions before and at the flip are its parent's); false (with
-// `why`) when that file does not name it. Nothing without sites files.
-bool loadFlippedSite(const HarvestOptions &round, const std::string &dir, const std::string &module,
-                     Explored &trajectory, std::string &why) {
+// The call site a successful exploration flipped: line FlippedStep of its
+// own sites file (the decisions before and at the flip are its parent's).
+// Only a name for the reader: a file that does not give it leaves it null,
+// with a warning, and the trajectory stands. Nothing without sites files.
+void loadFlippedSite(const HarvestOptions &round, const std::string &dir, const std::string &module,
+                     Explored &trajectory) {
   if (!decisionSitesWritten(round))
-    return true;
-  auto sites = readDecisionSites(harvestSitesPath(dir, module));
-  if (!sites) {
-    why = llvm::toString(sites.takeError());
-    return false;
+    return;
+  std::string path = harvestSitesPath(dir, module);
+  auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  std::string problem;
+  if (!text) {
+    problem = text.getError().message();
+  } else {
+    llvm::StringRef rest = (*text)->getBuffer();
+    for (size_t line = 0; line < *trajectory.FlippedStep && !rest.empty(); ++line)
+      rest = rest.split('\n').second;
+    llvm::StringRef line = rest.split('\n').first;
+    Json j = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+    auto site = decisionSiteFromJson(j, path + " line " + std::to_string(*trajectory.FlippedStep + 1));
+    if (site)
+      trajectory.FlippedSite = std::move(*site);
+    else
+      problem = llvm::toString(site.takeError());
   }
-  size_t step = *trajectory.FlippedStep;
-  if (sites->size() != trajectory.Decisions->size()) {
-    why = harvestSitesPath(dir, module) + " has " + std::to_string(sites->size()) + " sites for " +
-          std::to_string(trajectory.Decisions->size()) + " decisions";
-    return false;
-  }
-  if (step >= sites->size()) {
-    why = "the flipped step " + std::to_string(step) + " is past the trajectory's " + std::to_string(sites->size()) +
-          " decisions";
-    return false;
-  }
-  trajectory.FlippedSite = (*sites)[step];
-  return true;
+  if (!problem.empty())
+    log::warning("--explore: " + module + ": the call site of trajectory " + std::to_string(trajectory.Round) +
+                 "'s flipped step is not known (flipped_site null): " + problem);
 }
 
 // Where the base policy's certainty comes from.
@@ -428,12 +431,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
             explored.Detail = why;
             explored.Decisions.reset();
             explored.NativeSize.reset();
-          } else if (!loadFlippedSite(round_, dir, record.Module, explored, why)) {
-            explored.Status = "failed";
-            explored.Reason = "bad_decision_sites";
-            explored.Detail = why;
-            explored.Decisions.reset();
-            explored.NativeSize.reset();
+          } else {
+            loadFlippedSite(round_, dir, record.Module, explored);
           }
         }
       }

@@ -27,11 +27,14 @@ std::string lineProblem(const Json &j) {
     return "not a JSON object";
   static const char *const keys[] = {"module", "trajectory", "base_policy", "flipped_step", "flipped_site", "status",
                                      "reason", "detail",     "native_size", "kept",         "decisions"};
-  if (j.size() != std::size(keys))
-    return "has other keys than explore_trajectory.schema.json's";
   for (const char *key : keys)
     if (!j.contains(key))
-      return std::string("has no ") + key;
+      return std::string("has no ") + key +
+             (std::string(key) == "flipped_site" ? " (explored by an mlgo-corpus before it was added: explore the "
+                                                   "shard again)"
+                                                 : "");
+  if (j.size() != std::size(keys))
+    return "has other keys than explore_trajectory.schema.json's";
   for (const char *key : {"module", "base_policy", "status", "reason", "detail"})
     if (!j[key].is_string())
       return std::string(key) + " is not a string";

@@ -492,7 +492,7 @@ private:
                    " of its fork chain is not taken (compiled instead): " + why);
       return false;
     };
-    // Each file is opened once and read only through that descriptor, so
+    // Each file is opened once and taken only through that descriptor, so
     // nothing put in its place after the check is read.
     struct Taken {
       const char *Name;
@@ -522,8 +522,10 @@ private:
     std::string status = joinPath(dir, "status.json");
     char text[MaxStatusBytes + 1];
     long size = readUpTo(files[0].Fd.get(), text, sizeof text);
-    if (size < 0)
-      return refuse("cannot read " + status + ": " + std::strerror(errno));
+    if (size < 0) {
+      int error = errno;
+      return refuse("cannot read " + status + ": " + std::strerror(error));
+    }
     if (size > MaxStatusBytes)
       return refuse(status + " is not a status of at most 4 KiB");
     auto json = nlohmann::json::parse(text, text + size, nullptr, false);
@@ -532,31 +534,48 @@ private:
     auto field = [&](const char *name) { return json.contains(name) ? json[name] : nullptr; };
     if (field("status") != "exit" || field("exit") != 0 || field("then") != Options.Adopt.Then)
       return false;
-    // Copied, not moved: a rename would take whatever the name holds by then.
-    auto copiedAll = [&] {
-      for (Taken &file : files) {
-        if (file.To.empty())
-          continue;
-        int out = ::open(file.To.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (out < 0)
-          return false;
-        bool copied = copyAll(file.Fd.get(), out);
-        if (::close(out) != 0 || !copied)
-          return false;
-      }
-      return true;
-    };
-    auto decisions = copiedAll() ? loggedDecisions(advisor.TrainingLog)
-                                 : llvm::Expected<DecisionSequence>(llvm::createStringError("not copied"));
-    bool prefixed = decisions && decisions->size() >= prefix->second.size() &&
-                    std::equal(prefix->second.begin(), prefix->second.end(), decisions->begin());
-    if (!decisions)
-      llvm::consumeError(decisions.takeError());
-    if (!prefixed) { // the round compiles it: nothing of the trajectory stays
+    // Each file is linked into the work directory from the descriptor that
+    // was checked (a rename would take whatever the name holds by then, a
+    // copy could be asked to write a huge sparse file out).
+    auto discard = [&] { // the round compiles it: nothing of the trajectory stays
       for (Taken &file : files)
         if (!file.To.empty())
           llvm::sys::fs::remove(file.To);
       return false;
+    };
+    for (Taken &file : files) {
+      if (file.To.empty())
+        continue;
+      llvm::sys::fs::remove(file.To);
+      std::string checked = "/proc/self/fd/" + std::to_string(file.Fd.get());
+      if (::linkat(AT_FDCWD, checked.c_str(), AT_FDCWD, file.To.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        int error = errno;
+        discard();
+        return refuse("cannot link " + joinPath(dir, file.Name) + " into " + work + ": " + std::strerror(error));
+      }
+    }
+    auto decisions = loggedDecisions(advisor.TrainingLog);
+    if (!decisions) {
+      discard();
+      return refuse(llvm::toString(decisions.takeError()));
+    }
+    if (decisions->size() < prefix->second.size() ||
+        !std::equal(prefix->second.begin(), prefix->second.end(), decisions->begin()))
+      return discard();
+    // What the harvest checks of a compile's outputs, checked here, so that
+    // a trajectory the chain got wrong is compiled, not recorded as failed.
+    if (auto object = berkeleyTextSize(commands.Native); !object) {
+      discard();
+      return refuse(joinPath(dir, "native.o") + " is not an object file whose size can be measured (" +
+                    llvm::toString(object.takeError()) + ")");
+    }
+    if (!advisor.SitesFile.empty()) {
+      auto sites = countLines(advisor.SitesFile);
+      if (!sites || *sites != decisions->size()) {
+        discard();
+        return refuse(joinPath(dir, "sites.jsonl") + " does not hold one site per decision" +
+                      (sites ? "" : ": " + llvm::toString(sites.takeError())));
+      }
     }
     record.Status = "ok";
     record.ExitStatus = "exit 0";

@@ -46,17 +46,4 @@ long readUpTo(int fd, void *data, size_t size) {
   return static_cast<long>(got);
 }
 
-bool copyAll(int from, int to) {
-  char buffer[1 << 16];
-  for (;;) {
-    long n = readUpTo(from, buffer, sizeof buffer);
-    if (n < 0)
-      return false;
-    if (n == 0)
-      return true;
-    if (!writeAll(to, buffer, static_cast<size_t>(n)))
-      return false;
-  }
-}
-
 } // namespace mlgo

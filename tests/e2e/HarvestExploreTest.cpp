@@ -521,6 +521,46 @@ TEST_F(HarvestExplore, WithoutForkingNoLeftChainIsTaken) {
   EXPECT_EQ(readFile(out + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
 }
 
+// A chain's trajectory whose object is not one (here a 64 GiB hole, which
+// taking it must not copy out) or whose sites file misses a site is
+// compiled by its round, not recorded as failed; the others are taken.
+TEST_F(HarvestExplore, AChainTrajectoryWithABadObjectOrSitesIsCompiledInstead) {
+  const std::string flags = "--mode=plugin --compile_server=on --explore=2";
+  std::string out = Work / "out", compiled = Work / "compiled";
+  mustRun(harvest(compiled, flags + " --explore_fork=false"));
+  std::map<size_t, size_t> atIndex;
+  for (const nlohmann::json &t : jsonLines(compiled + "/explore.jsonl"))
+    ++atIndex[t["trajectory"].get<size_t>()];
+  ASSERT_GT(atIndex[2], 0u);
+  fs::create_directories(out + "/explore/round-1.jsonl"); // stops the first run before its rounds
+  ASSERT_NE(run(harvest(out, flags)).ExitCode, 0);
+  size_t holes = 0, cut = 0;
+  for (const fs::directory_entry &chain : fs::directory_iterator(out + "/explore/chains")) {
+    if (fs::exists(chain.path() / "t1/native.o")) {
+      fs::resize_file(chain.path() / "t1/native.o", 0);
+      fs::resize_file(chain.path() / "t1/native.o", 64ull << 30);
+      ++holes;
+    }
+    if (fs::exists(chain.path() / "t2/sites.jsonl")) {
+      std::string sites = readFile(chain.path() / "t2/sites.jsonl");
+      sites.pop_back();
+      writeFile(chain.path() / "t2/sites.jsonl", sites.substr(0, sites.rfind('\n') + 1));
+      ++cut;
+    }
+  }
+  EXPECT_EQ(holes, atIndex[1]);
+  EXPECT_EQ(cut, atIndex[2]);
+  fs::remove(out + "/explore/round-1.jsonl");
+  CommandResult r = run(harvest(out, flags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("t1/native.o"), std::string::npos) << r.Err;
+  EXPECT_NE(r.Err.find("t2/sites.jsonl does not hold one site per decision"), std::string::npos) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], 0) << "every trajectory of these chains was refused";
+  EXPECT_EQ(readFile(out + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
+  for (const std::string &m : Modules)
+    EXPECT_TRUE(readFile(out + "/logs/" + m + ".log") == readFile(compiled + "/logs/" + m + ".log")) << m;
+}
+
 // A forked trajectory that crashes or hangs (MLGO_EXPLORE_CHAIN_FAULT, a
 // test seam) takes the ones after it in its chain along: the rounds compile
 // those themselves, and the exploration comes out the same. One whose
@@ -690,6 +730,8 @@ TEST_F(ExploredShards, AShardThatWasNotExploredOrLiesIsRefused) {
       },
       "flipped_site's caller, callee, site or loc has the wrong type");
   tamper(
+      "older", [&](Lines &l) { l[1].erase("flipped_site"); }, "has no flipped_site (explored by an mlgo-corpus before");
+  tamper(
       "base-site", [&](Lines &l) { l[0]["flipped_site"] = l[1]["flipped_site"]; },
       "flipped_site names a call site but flipped_step is null");
   tamper(
@@ -744,7 +786,7 @@ TEST_F(HarvestExplore, UncertainFollowsAnExecPolicysOwnCertainty) {
   });
   EXPECT_GT(logged, 0u);
   for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
-    EXPECT_TRUE(t["flipped_site"].is_null()) << "interactive mode names no call site: " << t.dump();
+    EXPECT_TRUE(t.at("flipped_site").is_null()) << "interactive mode names no call site: " << t.dump();
   // Without certainty the order must be given.
   CommandResult first =
       run(harvest(Work / "first", "--mode=interactive --explore=2 --explore_order=first --policy=" + quote(policy)));

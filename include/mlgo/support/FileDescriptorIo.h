@@ -16,7 +16,4 @@ bool readAll(int fd, void *data, size_t size);
 /// Reads up to `size` bytes, fewer only at the end of file; -1 on an error.
 long readUpTo(int fd, void *data, size_t size);
 
-/// Copies what is left of `from` to `to`, a buffer at a time; false on an error.
-bool copyAll(int from, int to);
-
 } // namespace mlgo
