@@ -6,15 +6,18 @@
 # module's llc time. Perfect sharing would skip exactly that llc work and
 # nothing else, so the exploration's cost could fall by at most that many
 # plain compiles. Prints it as a fraction of 8 plain compiles of the
-# corpus (opt + llc per module, measured here with opt-22 and llc-22), next
-# to the cost ratio bench/explore.sh measures.
+# corpus (opt + llc per module, CPU time of opt-22 and llc-22 run here,
+# once), to subtract from the ratio bench/explore.sh measures (an
+# estimate: that ratio is of whole harvests' wall time).
 #
 #   bench/explore_bound.sh [N]     (default: the 40 generated modules, and zstd's lib)
 #
 # Reads the trajectories of an --explore=7 run it makes (plugin, default
 # policy, 2 workers), replays each one's decisions with the plugin's
 # replay: policy to get its optimized module, and compares functions by
-# their text (attribute group numbers dropped).
+# their text with the metadata and attribute groups they use written out
+# and numbered within the function (module-wide numbers shift whenever an
+# earlier function gains or loses metadata).
 # Environment: MLGO_BUILD_DIR (default: build).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,16 +47,37 @@ def cpu(command):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 def functions(bc):
+    """Each defined function's text, with the metadata nodes and attribute
+    groups it reaches inlined and renumbered in order of first use, and
+    the length of its own text (its weight)."""
     text = subprocess.run(["llvm-dis-22", bc, "-o", "-"], check=True, capture_output=True, text=True).stdout
-    bodies, current, lines = {}, None, []
+    nodes, groups, bodies, current, lines = {}, {}, {}, None, []
+    for line in text.splitlines():
+        if m := re.match(r"^!(\d+) = (.*)$", line):
+            nodes[m.group(1)] = m.group(2)
+        elif m := re.match(r"^attributes #(\d+) = (.*)$", line):
+            groups[m.group(1)] = m.group(2)
     for line in text.splitlines():
         if line.startswith("define "):
-            current, lines = re.search(r'@("[^"]+"|[\w.$]+)\(', line).group(1), [re.sub(r"#\d+", "", line)]
+            current, lines = re.search(r'@("[^"]+"|[\w.$]+)\(', line).group(1), [line]
         elif current is not None:
             lines.append(line)
             if line == "}":
                 bodies[current], current = "\n".join(lines), None
-    return bodies
+    def canonical(body):
+        order = {}
+        def number(m):
+            if m.group(1) not in order:
+                order[m.group(1)] = len(order)
+            return "!m%d" % order[m.group(1)]
+        out = re.sub(r"!(\d+)\b", number, body)
+        done = 0
+        while done < len(order):  # the nodes reached, each once, as numbered
+            key = list(order)[done]
+            out += "\n!m%d = " % done + re.sub(r"!(\d+)\b", number, nodes.get(key, "?"))
+            done += 1
+        return re.sub(r"#(\d+)\b", lambda m: groups.get(m.group(1), "#?"), out)
+    return {f: (canonical(b), len(b)) for f, b in bodies.items()}
 
 chains = collections.defaultdict(list)
 for line in open(f"{out}/explored/explore.jsonl"):
@@ -80,10 +104,10 @@ for module, chain in sorted(chains.items()):
         bodies = functions(optimized)
         if t["trajectory"] > 0:
             explored += 1
-            total = sum(len(b) for b in bodies.values())
-            same = sum(len(b) for f, b in bodies.items() if b in seen[f])
+            total = sum(size for _, size in bodies.values())
+            same = sum(size for f, (b, size) in bodies.items() if b in seen[f])
             saving += llc_s * same / max(total, 1)
-        for f, b in bodies.items():
+        for f, (b, _) in bodies.items():
             seen[f].add(b)
 print(f"{name}: {len(chains)} modules, {explored} explored trajectories")
 print(f"  llc work on functions an earlier trajectory of the chain already had: "
