@@ -165,6 +165,26 @@ def training_log(out):
                                                    spec("u16", "uint16_t")]},
                                      [("context", "x"), ("obs", 0, b"\n\n\n\n\1\2")]))
     write(out, t, "truncated", log_bytes(inliner, [("context", "main"), ("obs", 0, obs(1, 1, 1))])[:-9])
+    channel_header(out, stream)
+
+
+def channel_header(out, inliner_stream):
+    """What the compiler sends on an interactive channel's .out, one header per
+    stream: the inliner's (two streams), eviction's, priority's, and headers
+    the host must refuse."""
+    t = "channel_header"
+    write(out, t, "inliner", inliner_stream + inliner_stream)
+    evict = {"features": [spec("mask", shape=(33,)), spec("is_free", shape=(33,))],
+             "advice": spec("index_to_evict")}
+    write(out, t, "evict", log_bytes(evict, [("context", "f"), ("obs", 0, struct.pack("<33q", *([1] * 32 + [0])) +
+                                                                 struct.pack("<33q", *([0] * 33)))]))
+    priority = {"features": [spec("li_size"), spec("stage"), spec("weight", "float")],
+                "advice": spec("priority", "float")}
+    write(out, t, "priority", log_bytes(priority, [("context", "g"), ("obs", 0, struct.pack("<qqf", 12, 1, 0.5))]))
+    no_default = {"features": [spec("sz")], "advice": spec("inlining_decision")}
+    write(out, t, "no-default", log_bytes(no_default, [("context", "a"), ("obs", 0, struct.pack("<q", 5))]))
+    short_mask = {"features": [spec("mask", shape=(32,))], "advice": spec("index_to_evict", shape=(2,))}
+    write(out, t, "short-mask", log_bytes(short_mask, [("context", "f"), ("obs", 0, b"\1" * 256)]))
 
 
 def crc32c(data):
@@ -333,14 +353,19 @@ def objects(out, clang, llvm_ar):
             embed = [] if any(x.startswith("-fembed") for x in flags) else ["-Xclang", "-fembed-bitcode=all"]
             subprocess.run([clang, "-c", src, "-o", obj] + embed + flags, check=True)
             with open(obj, "rb") as f:
-                write(out, t, name, f.read())
+                obj_bytes = f.read()
+            write(out, t, name, obj_bytes)
+            write(out, "native_size", name, obj_bytes)
         archive = os.path.join(tmp, "lib.a")
         subprocess.run([llvm_ar, "rc", archive, os.path.join(tmp, "elf.o"), os.path.join(tmp, "elf-nocmd.o")],
                        check=True)
         with open(archive, "rb") as f:
             write(out, t, "lib.a", f.read())
     write(out, t, "not-an-object", "hello\n")
+    write(out, "native_size", "not-an-object", "hello\n")
+    write(out, "native_size", "elf-header-only", b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\x01\0\x3e\0")
     # bitcode: plain, with a ThinLTO summary, and a wrapper header (Darwin).
+    bitcode = {}
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "m.c")
         with open(src, "w") as f:
@@ -350,8 +375,85 @@ def objects(out, clang, llvm_ar):
             bc = os.path.join(tmp, name)
             subprocess.run([clang, "-c", src, "-o", bc] + flags, check=True)
             with open(bc, "rb") as f:
-                write(out, "bitcode", name, f.read())
+                bitcode[name] = f.read()
+            write(out, "bitcode", name, bitcode[name])
+            write(out, "thinlto_index", name, bitcode[name])
     write(out, "bitcode", "magic-only", b"BC\xc0\xde")
+    write(out, "thinlto_index", "magic-only", b"BC\xc0\xde")
+    linked_sections(out, bitcode)
+
+
+def linked_sections(out, bitcode):
+    """A linked binary's merged .llvmbc and .llvmcmd sections, separated by a
+    line --llvmcmd--: the objects' bitcode files one after the other (with
+    alignment padding), and one cc1 command line per object."""
+    t = "linked_sections"
+    sep = b"\n--llvmcmd--\n"
+    nul = lambda *args: b"".join(a.encode() + b"\0" for a in args)
+    cmd = lambda main: nul("-cc1", "-triple", "x86_64-unknown-linux-gnu", "-main-file-name", main, "-O2")
+    plain, thin, wrapper = bitcode["plain.bc"], bitcode["thin.bc"], bitcode["wrapper.bc"]
+    pad = lambda b: b + b"\0" * (-len(b) % 8)
+    write(out, t, "two", pad(plain) + thin + sep + cmd("a.c") + cmd("dir/b.c"))
+    write(out, t, "wrapped", b"\0" * 8 + wrapper + wrapper + sep + b"\0\0" + cmd("m.c") + cmd("m.c"))
+    write(out, t, "one", plain + sep + nul("-cc1", "-O2"))
+    write(out, t, "truncated", plain[:len(plain) // 2] + sep + nul("-O2", "-cc1"))
+    write(out, t, "no-main-file-name", thin + sep + nul("-cc1", "-main-file-name") + nul("-cc1", "-main-file-name", ""))
+
+
+def compile_server_protocol(out):
+    """The pipe between harvest-logs and mlgo-compile-server: messages (a u32
+    count, then per string a u32 length and its bytes), one after another."""
+    t = "compile_server_protocol"
+    def message(*strings):
+        data = struct.pack("<I", len(strings))
+        for s in strings:
+            b = s.encode() if isinstance(s, str) else s
+            data += struct.pack("<I", len(b)) + b
+        return data
+    greeting = message("mlgo-compile-server", "3", "22.1.0")
+    write(out, t, "greeting-and-replies", greeting + message("4242", "-1", "0", "") +
+          message("4243", "3", "13", "") + message("-1", "-1", "0", "unknown tool 'cc'"))
+    write(out, t, "request", message("opt", "/dev/null", "/tmp/w/stderr", "", "/tmp/w", "3", "2", "-", "0",
+                                     "opt-22", "-passes=default<Oz>", "m.bc", "llc-22", "-O2", "/tmp/extra"))
+    write(out, t, "confined-request", message("llc", "/dev/null", "/dev/null", "/tmp", "/tmp/w", "1", "0", "2", "1",
+                                              "llc-22", "/usr", "/lib", "/usr/bin/llc-22"))
+    write(out, t, "pid-beyond-pid_t", message("4294967297", "-1", "0", ""))
+    write(out, t, "bad-numbers", message(" 12", "+3", "4096", "") + message("12", "-2", "0", ""))
+    write(out, t, "truncated", greeting[:-3])
+    write(out, t, "huge-count", struct.pack("<I", 1 << 20) + message("x"))
+    write(out, t, "huge-string", struct.pack("<II", 1, (1 << 20) + 1) + b"x")
+
+
+def regalloc_remarks(out):
+    """llc -pass-remarks-output YAML filtered to regalloc, as harvest-logs asks for it."""
+    t = "regalloc_remarks"
+    def remark(function, args, name="SpillReloadCopies", kind="Missed"):
+        text = "--- !%s\nPass:            regalloc\nName:            %s\n" % (kind, name)
+        text += "DebugLoc:        { File: m.c, Line: 3, Column: 0 }\nFunction:        %s\n" % function
+        text += "Args:\n" + "".join("  - %s: '%s'\n" % kv for kv in args) + "...\n"
+        return text
+    spills = [("NumSpills", "1"), ("TotalSpillsCost", "2.5"), ("String", " spills "), ("NumReloads", "2"),
+              ("TotalReloadsCost", "3.0"), ("String", " reloads "), ("TotalFoldedSpillsCost", "0"),
+              ("TotalFoldedReloadsCost", "1.25e-1"), ("NumCopies", "4"), ("TotalCopiesCost", "10")]
+    write(out, t, "two-functions", remark("main", spills) + remark("_ZN1A1fEv", spills[:3]) +
+          remark("main", [("String", "done")], name="LoopSpillReloadCopies"))
+    write(out, t, "empty", "")
+    write(out, t, "not-a-number", remark("f", [("TotalSpillsCost", "lots")]))
+    write(out, t, "passed", remark("g", spills, kind="Passed") + remark("", spills))
+    write(out, t, "huge", remark("h", [("TotalReloadsCost", "1e308"), ("TotalSpillsCost", "nan")]))
+    write(out, t, "broken-yaml", "--- !Missed\nPass: regalloc\nName: [SpillReloadCopies\n")
+
+
+def link_order(out):
+    t = "link_order"
+    write(out, t, "good", json.dumps({"mlgo_version": "mlgo-corpus 0.1.0", "input_type": "params",
+                                      "input": "link.params", "modules": ["c", "a", "lib/x.a/m.o", "dir/b"]}, indent=2))
+    write(out, t, "partial", json.dumps({"input_type": "binary", "input": "app", "modules": ["a", "c"]}))
+    write(out, t, "unknown-module", json.dumps({"input_type": "binary", "input": "app",
+                                                "modules": ["a", "dir/b", "c", "z"]}))
+    write(out, t, "twice", json.dumps({"input_type": "binary", "input": "app", "modules": ["a", "a", "dir/b", "c"]}))
+    write(out, t, "wrong-types", json.dumps({"input_type": 1, "input": "app", "modules": "a"}))
+    write(out, t, "not-json", '{"modules": [')
 
 
 def tflite_models(out):
@@ -399,7 +501,7 @@ def main():
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, trajectories, explored_shards,
                  shell_words, training_log,
                  tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
-                 mir2vec_vocab, openke):
+                 mir2vec_vocab, openke, compile_server_protocol, regalloc_remarks, link_order):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)
     tflite_models(a.out)

@@ -18,7 +18,8 @@ seconds=${2:-60}
 build_dir=${MLGO_FUZZ_BUILD_DIR:-$root/build-sanitize}
 targets=(compile_commands linker_params aquery corpus_description object_sections llvmcmd command_line_screen shell_words training_log
   tfrecord journal harvest_journal tflite_model baseline_cache decision_sites ir2vec_vocab mir2vec_vocab openke
-  policy_dir bitcode trajectories explored_shards)
+  policy_dir bitcode trajectories explored_shards compile_server_protocol regalloc_remarks linked_sections link_order
+  native_size thinlto_index channel_header)
 if [ "$which" != all ]; then
   printf '%s\n' "${targets[@]}" | grep -qx "$which" || { echo "fuzz: unknown target '$which' (one of: ${targets[*]})" >&2; exit 2; }
   targets=("$which")
@@ -40,11 +41,11 @@ python3 "$root/fuzz/make_seeds.py" "$work/seeds"
 
 dict_for() {
   case $1 in
-  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab | trajectories | explored_shards) echo "$root/fuzz/dict/json.dict" ;;
+  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab | trajectories | explored_shards | link_order) echo "$root/fuzz/dict/json.dict" ;;
   linker_params) echo "$root/fuzz/dict/params.dict" ;;
   shell_words) echo "$root/fuzz/dict/shell.dict" ;;
   command_line_screen) echo "$root/fuzz/dict/command_line.dict" ;;
-  training_log) echo "$root/fuzz/dict/training_log.dict" ;;
+  training_log | channel_header) echo "$root/fuzz/dict/training_log.dict" ;;
   esac
 }
 

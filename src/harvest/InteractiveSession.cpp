@@ -126,6 +126,42 @@ const char *statusName(CompileOutcome::Status status) {
   return "failed";
 }
 
+ChannelHeaderCheck checkChannelHeader(const LogHeader &header, Problem problem) {
+  ChannelHeaderCheck check;
+  auto refuse = [&](const char *reason, std::string detail) {
+    check.Reason = reason;
+    check.Detail = std::move(detail);
+    return check;
+  };
+  if (!header.Advice || header.Advice->Name != decisionName(problem))
+    return refuse("protocol_error", std::string("the channel's header does not ask for ") + decisionName(problem) +
+                                        " decisions (advice: " + (header.Advice ? header.Advice->Name : "none") + ")");
+  // The reply is one decision: its first element is read (the eviction
+  // column checked against the mask) and it is all the compiler reads back.
+  if (header.Advice->elementCount() != 1)
+    return refuse("protocol_error", "the channel's advice " + header.Advice->Name + " has " +
+                                        std::to_string(header.Advice->elementCount()) + " elements, not one");
+  if (problem == Problem::Inliner) {
+    std::optional<size_t> slot = header.find("inlining_default");
+    if (!slot || *slot + 1 != header.Features.size())
+      return refuse("no_default_decision", "the compiler's header has no trailing inlining_default feature; it needs "
+                                           "-inliner-interactive-include-default (LLVM 21 or later)");
+    // Its first element is read from each observation.
+    if (header.Features[*slot].elementCount() != 1)
+      return refuse("protocol_error", "the compiler's inlining_default feature has " +
+                                          std::to_string(header.Features[*slot].elementCount()) + " elements, not one");
+    check.DefaultIndex = slot;
+  }
+  if (problem == Problem::RegallocEvict) {
+    check.MaskIndex = header.find("mask");
+    if (!check.MaskIndex || header.Features[*check.MaskIndex].elementCount() != EvictionColumns) {
+      check.MaskIndex.reset();
+      return refuse("protocol_error", "the eviction header has no 33-column mask feature");
+    }
+  }
+  return check;
+}
+
 static SpawnOptions compileSpawnOptions(const CompileJob &job) {
   SpawnOptions options{job.Argv, "/dev/null", job.StderrPath};
   options.ConfineWritesTo = job.WorkDir;
@@ -217,27 +253,13 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
       const LogHeader &header = reader.header();
       if (*event == TrainingLogReader::Event::Header) {
         sawHeader = true;
-        if (!header.Advice || header.Advice->Name != decisionName(problem)) {
-          fail("protocol_error", std::string("the channel's header does not ask for ") + decisionName(problem) +
-                                     " decisions (advice: " + (header.Advice ? header.Advice->Name : "none") + ")");
+        ChannelHeaderCheck check = checkChannelHeader(header, problem);
+        if (check.Reason) {
+          fail(check.Reason, std::move(check.Detail));
           break;
         }
-        if (problem == Problem::Inliner) {
-          std::optional<size_t> slot = header.find("inlining_default");
-          if (!slot || *slot + 1 != header.Features.size()) {
-            fail("no_default_decision", "the compiler's header has no trailing inlining_default feature; it needs "
-                                        "-inliner-interactive-include-default (LLVM 21 or later)");
-            break;
-          }
-          defaultIndex = slot;
-        }
-        if (problem == Problem::RegallocEvict) {
-          maskIndex = header.find("mask");
-          if (!maskIndex || header.Features[*maskIndex].elementCount() != EvictionColumns) {
-            fail("protocol_error", "the eviction header has no 33-column mask feature");
-            break;
-          }
-        }
+        defaultIndex = check.DefaultIndex;
+        maskIndex = check.MaskIndex;
         if (!writer) {
           firstHeader = header.toLine();
           LogHeader logHeader;
@@ -307,9 +329,10 @@ CompileOutcome runInteractive(const CompileJob &job, const std::string &channelB
         for (size_t i = 0; i < extraAt; ++i)
           split += header.Features[i].byteSize();
         llvm::StringRef extras = policy.loggedOutputBytes();
-        llvm::Error written = extras.empty() ? writer->observationRaw({features, *reply})
-                                             : writer->observationRaw({features.take_front(split), extras,
-                                                                       features.drop_front(split), *reply});
+        llvm::Error written =
+            extras.empty()
+                ? writer->observationRaw({features, *reply})
+                : writer->observationRaw({features.take_front(split), extras, features.drop_front(split), *reply});
         if (llvm::Error e = std::move(written)) {
           fail("protocol_error", llvm::toString(std::move(e)));
           break;

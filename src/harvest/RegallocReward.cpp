@@ -8,6 +8,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 namespace mlgo {
 
 llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef remarksPath) {
@@ -46,13 +48,18 @@ llvm::Expected<std::map<std::string, double>> regallocScores(llvm::StringRef rem
       if (weight == Weights.end())
         continue;
       double cost = 0;
-      if (argument.Val.getAsDouble(cost))
-        return llvm::createStringError("remarks file %s: function %s: %s is not a number: '%s'",
+      // A reward must be a number: "nan", "inf" or a sum that overflows is refused.
+      if (argument.Val.getAsDouble(cost) || !std::isfinite(cost))
+        return llvm::createStringError("remarks file %s: function %s: %s is not a finite number: '%s'",
                                        remarksPath.str().c_str(), (*remark)->FunctionName.str().c_str(),
                                        argument.Key.str().c_str(), argument.Val.str().c_str());
       score += weight->second * cost;
     }
-    scores[(*remark)->FunctionName.str()] += score;
+    double &total = scores[(*remark)->FunctionName.str()];
+    total += score;
+    if (!std::isfinite(total))
+      return llvm::createStringError("remarks file %s: function %s: its spill and copy costs overflow a double",
+                                     remarksPath.str().c_str(), (*remark)->FunctionName.str().c_str());
   }
 }
 

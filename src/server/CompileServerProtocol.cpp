@@ -2,6 +2,8 @@
 #include "mlgo/support/FileDescriptorIo.h"
 
 #include <cerrno>
+#include <limits>
+#include <sys/types.h>
 #include <unistd.h>
 
 namespace mlgo::server {
@@ -128,7 +130,11 @@ std::optional<CompileReply> decodeReply(const std::vector<std::string> &f) {
   if (f.size() != 4)
     return std::nullopt;
   auto pid = parseInt(f[0]), step = parseInt(f[1]), err = parseInt(f[2]);
-  if (!pid || !step || !err || *step < -1 || *step > 64 || *err < 0 || *err > 4095)
+  // The client adopts the pid as a pid_t and may kill its group: -1 (no
+  // child) or a pid that fits, never 1 or one a cast turns into another
+  // (2^32+1 into 1, whose group kill(-1) is every process we may signal).
+  bool pidFits = pid && (*pid == -1 || (*pid > 1 && *pid <= std::numeric_limits<pid_t>::max()));
+  if (!pidFits || !step || !err || *step < -1 || *step > 64 || *err < 0 || *err > 4095)
     return std::nullopt;
   return CompileReply{*pid, static_cast<int>(*step), static_cast<int>(*err), f[3]};
 }

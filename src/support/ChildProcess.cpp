@@ -421,7 +421,8 @@ bool ChildProcess::exitedNoReap(bool block) {
 }
 
 void ChildProcess::killGroup() {
-  if (Pid > 0 && !Status) {
+  // Never pid 1: kill(-1) would signal every process we may.
+  if (Pid > 1 && !Status) {
     GroupKilled.store(true);
     ::kill(-Pid, SIGKILL);
     ::kill(Pid, SIGKILL);

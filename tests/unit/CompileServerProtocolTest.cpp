@@ -125,11 +125,19 @@ TEST(CompileServerProtocol, MalformedFieldsAreRefused) {
   EXPECT_EQ(confined->ReadExec->Readable, std::vector<std::string>{"/r"});
   EXPECT_EQ(confined->ReadExec->Executable, std::vector<std::string>{"/x"});
   EXPECT_EQ(confined->AlsoWritable, std::vector<std::string>{"/w"});
-  EXPECT_FALSE(decodeReply({"1", "-1", "0"}));                           // too few fields
-  EXPECT_FALSE(decodeReply({"1", "-2", "0", ""}));                       // no such step
-  EXPECT_FALSE(decodeReply({"1", "-1", "99999", ""}));                   // no such errno
+  EXPECT_FALSE(decodeReply({"2", "-1", "0"}));                           // too few fields
+  EXPECT_FALSE(decodeReply({"2", "-2", "0", ""}));                       // no such step
+  EXPECT_FALSE(decodeReply({"2", "-1", "99999", ""}));                   // no such errno
   EXPECT_FALSE(decodeReply({"99999999999999999999999", "-1", "0", ""})); // out of range
-  EXPECT_TRUE(decodeReply({"1", "-1", "0", ""}));
+  EXPECT_TRUE(decodeReply({"2", "-1", "0", ""}));
+  EXPECT_TRUE(decodeReply({"-1", "-1", "0", "unknown tool"}));
+  // A pid the client could not adopt as a pid_t unchanged: 2^32+1 would be
+  // pid 1, and killing its group kill(-1) (fuzz/regressions/compile_server_protocol).
+  EXPECT_FALSE(decodeReply({"4294967297", "-1", "0", ""}));
+  EXPECT_FALSE(decodeReply({"2147483648", "-1", "0", ""}));
+  EXPECT_FALSE(decodeReply({"-2", "-1", "0", ""}));
+  EXPECT_FALSE(decodeReply({"0", "-1", "0", ""}));
+  EXPECT_FALSE(decodeReply({"1", "-1", "0", ""})) << "init's group is kill(-1)";
 }
 
 } // namespace

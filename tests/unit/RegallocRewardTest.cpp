@@ -81,6 +81,27 @@ TEST(RegallocReward, MalformedRemarksAreAnErrorNamingTheFile) {
   EXPECT_NE(errorText(scores.takeError()).find("TotalSpillsCost"), std::string::npos);
 }
 
+// A NaN or infinite cost, or costs whose weighted sum overflows, would be a
+// reward that is not a number in the training log (fuzz/regressions/regalloc_remarks).
+TEST(RegallocReward, CostsThatAreNotFiniteNumbersAreAnErrorNamingTheFile) {
+  TempDir dir;
+  for (const char *cost : {"nan", "inf", "-inf"}) {
+    writeFile(dir / "r.yaml", std::string("--- !Missed\nPass: regalloc\nName: SpillReloadCopies\nFunction: f\n"
+                                          "Args:\n  - TotalSpillsCost: '") +
+                                  cost + "'\n...\n");
+    auto scores = regallocScores(dir / "r.yaml");
+    ASSERT_FALSE(static_cast<bool>(scores)) << cost;
+    std::string message = errorText(scores.takeError());
+    EXPECT_NE(message.find("r.yaml"), std::string::npos) << message;
+    EXPECT_NE(message.find("TotalSpillsCost"), std::string::npos) << message;
+  }
+  writeFile(dir / "big.yaml", "--- !Missed\nPass: regalloc\nName: SpillReloadCopies\nFunction: f\n"
+                              "Args:\n  - TotalReloadsCost: '1e308'\n...\n");
+  auto scores = regallocScores(dir / "big.yaml");
+  ASSERT_FALSE(static_cast<bool>(scores));
+  EXPECT_NE(errorText(scores.takeError()).find("big.yaml"), std::string::npos);
+}
+
 // The real llc-22's remarks: a function under heavy register pressure spills
 // and scores above zero, a trivial one has no remark and scores nothing.
 TEST(RegallocReward, RealLlcRemarksScoreTheSpillingFunction) {

@@ -43,6 +43,20 @@ struct CompileJob {
   std::vector<std::string> Codegen;
 };
 
+/// What the host reads from a stream's header (the compiler's first message
+/// on `.out`) before it answers any observation: the header must ask for
+/// `problem`'s decision as one element; the inliner's must end with a
+/// one-element inlining_default feature, an eviction header must have a
+/// 33-column mask. Reason (protocol_error, no_default_decision) and Detail
+/// when not; the indexes of those features when it does.
+struct ChannelHeaderCheck {
+  const char *Reason = nullptr; // null: the header is usable
+  std::string Detail;
+  std::optional<size_t> DefaultIndex; // the inliner's inlining_default
+  std::optional<size_t> MaskIndex;    // eviction's mask
+};
+ChannelHeaderCheck checkChannelHeader(const LogHeader &header, Problem problem);
+
 /// Runs `job` as the host of the channel `channelBase` (.in/.out FIFOs are
 /// created here) for `problem`. The log is written to `log` as development
 /// mode would write it, without outcomes: the compiler's features (with
