@@ -301,18 +301,20 @@ private:
     if (!Pending.Set)
       fatal("a decision without its call site (the sites file would no longer align with the log)");
     Pending.Set = false;
-    // The k-th logged decision about a call from this caller to this callee:
-    // it does not move when another call in the caller is inlined or not, so
-    // two policies' harvests name the same site alike.
-    uint64_t ordinal = SiteCounts[{Pending.Caller, Pending.Callee}]++;
-    if (!Sites)
-      Sites = openStream(SitesPath, SitesBuffer);
     // Names are bytes; JSON wants UTF-8.
     auto text = [](const std::string &s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
+    std::string caller = text(Pending.Caller), callee = text(Pending.Callee);
+    // The k-th logged decision about a call from this caller to this callee
+    // (as written: two names that differ only in bytes UTF-8 cannot hold are
+    // one): it does not move when another call in the caller is inlined or
+    // not, so two policies' harvests name the same site alike.
+    uint64_t ordinal = SiteCounts[{caller, callee}]++;
+    if (!Sites)
+      Sites = openStream(SitesPath, SitesBuffer);
     json::OStream out(*Sites);
     out.object([&] {
-      out.attribute("caller", text(Pending.Caller));
-      out.attribute("callee", text(Pending.Callee));
+      out.attribute("caller", caller);
+      out.attribute("callee", callee);
       out.attribute("site", static_cast<int64_t>(ordinal));
       out.attribute("loc", Pending.Location.empty() ? json::Value(nullptr) : json::Value(text(Pending.Location)));
       out.attribute("default", defaultDecision);

@@ -139,6 +139,33 @@ TEST_F(DecisionSites, LocationsComeFromDebugInformation) {
     EXPECT_TRUE(site["loc"].is_null()) << "c1 has no debug information: " << site.dump();
 }
 
+// Names are bytes, and the sites file holds them as UTF-8, with U+FFFD for
+// what is not: two callees whose names differ only in such bytes are one
+// name there, so their sites are numbered as one pair's, never twice the
+// same (caller, callee, site), which every reader refuses.
+TEST_F(DecisionSites, NamesThatAreNotUTF8AreNumberedAsWritten) {
+  std::string dir = Work / "bytes";
+  fs::create_directories(dir + "/bc");
+  writeFile(dir + "/m.ll", "define internal i32 @\"\\FF\"(i32 %x) {\n  %y = mul i32 %x, 3\n  ret i32 %y\n}\n"
+                           "define internal i32 @\"\\FE\"(i32 %x) {\n  %y = mul i32 %x, 5\n  ret i32 %y\n}\n"
+                           "define i32 @caller(i32 %x) {\n  %a = call i32 @\"\\FF\"(i32 %x)\n"
+                           "  %b = call i32 @\"\\FE\"(i32 %a)\n  ret i32 %b\n}\n");
+  mustRun("llvm-as-22 " + quote(dir + "/m.ll") + " -o " + quote(dir + "/bc/m.bc"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(dir + "/bc") + " --output_dir=" + quote(dir + "/corpus") +
+          " --default_args='-Oz -c'");
+  std::string out = Work / "h";
+  mustRun(harvestCommand(dir + "/corpus", out, "--decision_sites --mode=plugin"));
+  std::vector<nlohmann::json> records = sites(out, "m");
+  ASSERT_EQ(records.size(), 2u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i]["callee"], "\xEF\xBF\xBD") << records[i].dump();
+    EXPECT_EQ(records[i]["site"], i) << records[i].dump();
+  }
+  // compare-harvests reads it (it refuses a site named twice).
+  CommandResult compared = run(tool("compare-harvests") + " " + quote(out) + " " + quote(out));
+  EXPECT_EQ(compared.ExitCode, 0) << compared.Err;
+}
+
 TEST_F(DecisionSites, InteractiveModeWritesNoneAndSaysWhy) {
   std::string out = Work / "h";
   CommandResult r = run(harvestCommand(corpus(), out, "--decision_sites --mode=interactive"));
