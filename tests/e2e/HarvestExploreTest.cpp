@@ -730,6 +730,12 @@ TEST_F(ExploredShards, AShardThatWasNotExploredOrLiesIsRefused) {
       },
       "flipped_site's caller, callee, site or loc has the wrong type");
   tamper(
+      "site-key", [&](Lines &l) { l[1]["flipped_site"]["column"] = 3; },
+      "flipped_site is neither null nor an object of caller, callee, site and loc");
+  tamper(
+      "site-negative", [&](Lines &l) { l[1]["flipped_site"]["site"] = -1; },
+      "flipped_site's caller, callee, site or loc has the wrong type");
+  tamper(
       "older", [&](Lines &l) { l[1].erase("flipped_site"); }, "has no flipped_site (explored by an mlgo-corpus before");
   tamper(
       "base-site", [&](Lines &l) { l[0]["flipped_site"] = l[1]["flipped_site"]; },
