@@ -43,16 +43,32 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
 namespace mlgo {
 namespace {
+
+// A hard link at `to` of the file open as `fd`: through /proc/self/fd, or,
+// where no /proc is mounted, AT_EMPTY_PATH (which needs CAP_DAC_READ_SEARCH).
+bool linkDescriptor(int fd, const std::string &to) {
+  std::string viaProc = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, viaProc.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0)
+    return true;
+  int error = errno;
+  if (error == ENOENT && ::access("/proc/self/fd", F_OK) != 0 &&
+      ::linkat(fd, "", AT_FDCWD, to.c_str(), AT_EMPTY_PATH) == 0)
+    return true;
+  errno = error;
+  return false;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -517,6 +533,22 @@ private:
       }
       file.Fd = std::move(*fd);
     }
+    // Test seam (docs/harvest-logs.md): MLGO_EXPLORE_ADOPT_SWAP=1 puts the
+    // next trajectory's file in each checked one's place, as a compile still
+    // writing there could; what is taken must stay what was checked.
+    if (std::getenv("MLGO_EXPLORE_ADOPT_SWAP")) {
+      std::string next =
+          joinPath(Options.Adopt.ChainsDir, exploreChainName(module) + "/t" + std::to_string(Options.Adopt.Round + 1));
+      size_t swapped = 0;
+      for (const Taken &file : files) {
+        std::string from = joinPath(next, file.Name), to = joinPath(dir, file.Name), aside = to + ".swap";
+        if (!file.To.empty() && !llvm::sys::fs::copy_file(from, aside) && !llvm::sys::fs::rename(aside, to))
+          ++swapped;
+      }
+      if (swapped)
+        log::warning(module + ": test seam: " + std::to_string(swapped) + " files of explored trajectory " +
+                     std::to_string(Options.Adopt.Round) + " swapped after their check");
+    }
     // The parent trajectory's few words (ExplorationChain.cpp); anything larger is not one.
     constexpr long MaxStatusBytes = 4096;
     std::string status = joinPath(dir, "status.json");
@@ -547,8 +579,7 @@ private:
       if (file.To.empty())
         continue;
       llvm::sys::fs::remove(file.To);
-      std::string checked = "/proc/self/fd/" + std::to_string(file.Fd.get());
-      if (::linkat(AT_FDCWD, checked.c_str(), AT_FDCWD, file.To.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      if (!linkDescriptor(file.Fd.get(), file.To)) {
         int error = errno;
         discard();
         return refuse("cannot link " + joinPath(dir, file.Name) + " into " + work + ": " + std::strerror(error));
@@ -605,16 +636,6 @@ private:
       advisor.ModelDir = Options.Policy.ModelDir;
     advisor.PluginPath = Options.PluginPath;
     advisor.PluginPolicy = pluginPolicy(Options.Policy);
-    if (Options.Mode == AdvisorMode::Plugin) {
-      auto perModule = policy.pluginPolicyForModule(work);
-      if (!perModule) {
-        record.Reason = "policy_error";
-        record.Detail = llvm::toString(perModule.takeError());
-        return;
-      }
-      if (!perModule->empty())
-        advisor.PluginPolicy = *perModule;
-    }
     advisor.ModuleName = module.Name; // seeds the plugin's random policy as the interactive one
     if (decisionSitesWritten(Options))
       advisor.SitesFile = joinPath(work, "sites.jsonl");
@@ -624,17 +645,33 @@ private:
     std::string interactiveLog = joinPath(work, "module.log");
     ModuleCommands commands;
     {
-      OutputFile log(interactiveLog);
-      if (llvm::Error e = log.openError()) {
-        writeFailed(record, std::move(e));
-        return;
-      }
+      // Only the interactive mode writes the log here (the compiler writes
+      // the others'): no file is made that nothing writes, as a file made
+      // and removed costs --explore one inode per trajectory.
+      std::optional<OutputFile> log;
+      if (Options.Mode == AdvisorMode::Interactive)
+        if (llvm::Error e = log.emplace(interactiveLog).openError()) {
+          writeFailed(record, std::move(e));
+          return;
+        }
       if (!adopt(module.Name, work, *in, advisor, record, commands)) {
-        compile(*in, advisor, work, &policy, server, &log, record, commands);
+        // The module's own plugin policy (a replay's decisions file) only
+        // for a compile: an adopted trajectory needs none.
+        if (Options.Mode == AdvisorMode::Plugin) {
+          auto perModule = policy.pluginPolicyForModule(work);
+          if (!perModule) {
+            record.Reason = "policy_error";
+            record.Detail = llvm::toString(perModule.takeError());
+            return;
+          }
+          if (!perModule->empty())
+            advisor.PluginPolicy = *perModule;
+        }
+        compile(*in, advisor, work, &policy, server, log ? &*log : nullptr, record, commands);
         keepChain(module.Name, work, record.Status == "ok");
       }
       // A full disk or a file size limit costs this module, not the run.
-      if (llvm::Error e = log.finish()) {
+      if (llvm::Error e = log ? log->finish() : llvm::Error::success()) {
         if (record.Status == "interrupted")
           llvm::consumeError(std::move(e));
         else

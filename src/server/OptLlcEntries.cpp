@@ -58,16 +58,17 @@ void maybeAbortCodegen(int argc, char **argv) {
 
 // harvest-logs --explore's fork chains (src/plugin/ExplorationChain.h): a
 // resumed checkpoint writes its own object, and every trajectory's end lets
-// the inliner plugin go on with the chain.
-void useChainObject(int argc, char **argv) {
+// the inliner plugin go on with the chain. True in such a checkpoint.
+bool useChainObject(int argc, char **argv) {
   static std::string object;
   const char *chained = std::getenv("MLGO_INLINER_CHAIN_OBJECT");
   if (!chained)
-    return;
+    return false;
   object = chained;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "-o")
       argv[i + 1] = object.data();
+  return true;
 }
 
 int endTrajectory(int status) {
@@ -107,12 +108,15 @@ extern "C" __attribute__((visibility("default"))) int mlgoOptThenLlcMain(int arg
       const llvm::Module *const *module = llvm::any_cast<const llvm::Module *>(&ir);
       if (pass != "BitcodeWriterPass" || !module || codegenStatus != -1)
         return;
-      useChainObject(llcArgc, llcArgv);
       // From here a failure is codegen's (the harvester reads the marker).
-      std::string marker = mlgo::server::codegenStartedMarker(outputOf(llcArgc, llcArgv));
-      int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd >= 0)
-        ::close(fd);
+      // Not for an explored trajectory of a fork chain: one that fails is
+      // compiled again by its round, which says why.
+      if (!useChainObject(llcArgc, llcArgv)) {
+        std::string marker = mlgo::server::codegenStartedMarker(outputOf(llcArgc, llcArgv));
+        int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0)
+          ::close(fd);
+      }
       maybeAbortCodegen(argc, argv);
       // The pipeline is over and its output written: the module is ours to lower.
       codegenStatus = mlgo::server::llcOnModule(const_cast<llvm::Module &>(**module), llcArgc, llcArgv);

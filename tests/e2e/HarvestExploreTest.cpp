@@ -561,6 +561,34 @@ TEST_F(HarvestExplore, AChainTrajectoryWithABadObjectOrSitesIsCompiledInstead) {
     EXPECT_TRUE(readFile(out + "/logs/" + m + ".log") == readFile(compiled + "/logs/" + m + ".log")) << m;
 }
 
+// A chain file put in place of the one the round checked, after the check
+// (MLGO_EXPLORE_ADOPT_SWAP, a test seam: the next trajectory's file, which
+// passes every check the round makes), is never what the round takes: it
+// takes each file through the descriptor it checked, and that file, no
+// longer linked anywhere, cannot be linked again, so the round compiles
+// the trajectory instead.
+TEST_F(HarvestExplore, AChainFileSwappedAfterItsCheckIsNotTaken) {
+  const std::string flags = "--mode=plugin --compile_server=on --explore=2";
+  std::string out = Work / "out", compiled = Work / "compiled";
+  mustRun(harvest(compiled, flags + " --explore_fork=false"));
+  size_t explored = 0, second = 0;
+  for (const nlohmann::json &t : jsonLines(compiled + "/explore.jsonl")) {
+    explored += t["trajectory"] != 0;
+    second += t["trajectory"] == 2;
+  }
+  ASSERT_GT(second, 0u);
+  CommandResult r = run("MLGO_EXPLORE_ADOPT_SWAP=1 " + harvest(out, flags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  size_t swaps = 0;
+  for (size_t at = r.Err.find("swapped after their check"); at != std::string::npos;
+       at = r.Err.find("swapped after their check", at + 1))
+    ++swaps;
+  EXPECT_EQ(swaps, second) << r.Err;
+  EXPECT_NE(r.Err.find("training.log into"), std::string::npos) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], explored - second) << "the swapped ones were compiled";
+  expectSameExploration(out, compiled);
+}
+
 // A forked trajectory that crashes or hangs (MLGO_EXPLORE_CHAIN_FAULT, a
 // test seam) takes the ones after it in its chain along: the rounds compile
 // those themselves, and the exploration comes out the same. One whose
