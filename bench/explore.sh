@@ -12,7 +12,9 @@
 #
 # Prints per corpus: the plain harvest, the exploration, the ratio
 # exploration / (8 x plain) (a module with fewer than 7 decisions has fewer
-# than 7 explorations), and each round's time. Then what the last
+# than 7 explorations), the share of a module's decisions that come after
+# each flipped one (what a fork chain still runs: the later the flips, the
+# less it costs), and each round's time. Then what the last
 # exploration found for K = 1, 3, 7 (each K's figure is the best of the
 # first K explorations of the same chain): total native size, change,
 # modules improved, and per improved module the median and largest gain.
@@ -62,6 +64,13 @@ for r in range(1, 8):
         rounds.append(json.load(open(f"{out}/explore/round-{r}/summary.json"))["seconds"])
     except FileNotFoundError:
         break
+# Where the flips fall: a forked exploration pays from its flipped decision
+# on, so the share of a module's decisions after it bounds what forking saves.
+after = [(len(c[0]["decisions"]) - t["flipped_step"] - 1, len(c[0]["decisions"]))
+         for c in chains.values() for t in c[1:] if t["flipped_step"] is not None]
+if after:
+    print(f"  decisions after the flipped one: {sum(a for a, _ in after) / sum(n for _, n in after):.1%} of the "
+          f"module's (pooled), {statistics.mean(a / n for a, n in after):.1%} (mean per trajectory)")
 print("  each round (its modules are the ones with decisions, the larger ones): " +
       ", ".join(f"{s:.2f} s" for s in rounds))
 base = sum(c[0]["native_size"] for c in chains.values())
