@@ -65,12 +65,19 @@ for r in range(1, 8):
     except FileNotFoundError:
         break
 # Where the flips fall: a forked exploration pays from its flipped decision
-# on, so the share of a module's decisions after it bounds what forking saves.
-after = [(len(c[0]["decisions"]) - t["flipped_step"] - 1, len(c[0]["decisions"]))
-         for c in chains.values() for t in c[1:] if t["flipped_step"] is not None]
+# on, so the share of its parent's decisions after it bounds what forking
+# saves (the parent: the newest earlier trajectory that ended ok).
+after = []
+for c in chains.values():
+    parent = len(c[0]["decisions"])
+    for t in c[1:]:
+        if t["flipped_step"] is not None:
+            after.append((parent - t["flipped_step"] - 1, parent))
+        if t["status"] == "ok":
+            parent = len(t["decisions"])
 if after:
-    print(f"  decisions after the flipped one: {sum(a for a, _ in after) / sum(n for _, n in after):.1%} of the "
-          f"module's (pooled), {statistics.mean(a / n for a, n in after):.1%} (mean per trajectory)")
+    print(f"  decisions after the flipped one: {sum(a for a, _ in after) / sum(n for _, n in after):.1%} of the parent "
+          f"trajectory's (pooled), {statistics.mean(a / n for a, n in after):.1%} (mean per trajectory)")
 print("  each round (its modules are the ones with decisions, the larger ones): " +
       ", ".join(f"{s:.2f} s" for s in rounds))
 base = sum(c[0]["native_size"] for c in chains.values())

@@ -63,11 +63,11 @@ bool linkDescriptor(int fd, const std::string &to) {
   if (::linkat(AT_FDCWD, viaProc.c_str(), AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0)
     return true;
   int error = errno;
-  if (error == ENOENT && ::access("/proc/self/fd", F_OK) != 0 &&
-      ::linkat(fd, "", AT_FDCWD, to.c_str(), AT_EMPTY_PATH) == 0)
-    return true;
-  errno = error;
-  return false;
+  if (error != ENOENT || ::access("/proc/self/fd", F_OK) == 0) {
+    errno = error; // the link's own failure, whatever access() set
+    return false;
+  }
+  return ::linkat(fd, "", AT_FDCWD, to.c_str(), AT_EMPTY_PATH) == 0; // else the fallback's own errno
 }
 
 using Clock = std::chrono::steady_clock;
@@ -534,16 +534,26 @@ private:
       file.Fd = std::move(*fd);
     }
     // Test seam (docs/harvest-logs.md): MLGO_EXPLORE_ADOPT_SWAP=1 puts the
-    // next trajectory's file in each checked one's place, as a compile still
-    // writing there could; what is taken must stay what was checked.
-    if (std::getenv("MLGO_EXPLORE_ADOPT_SWAP")) {
-      std::string next =
-          joinPath(Options.Adopt.ChainsDir, exploreChainName(module) + "/t" + std::to_string(Options.Adopt.Round + 1));
+    // next trajectory's file in each opened one's place, before anything is
+    // read, as a compile still writing there could; what is taken must stay
+    // what was opened. The next one's is taken as the round takes a file
+    // (below the chains, through no link), then linked aside and renamed in.
+    if (const char *swap = std::getenv("MLGO_EXPLORE_ADOPT_SWAP"); swap && std::strcmp(swap, "1") == 0) {
+      std::string next = exploreChainName(module) + "/t" + std::to_string(Options.Adopt.Round + 1);
       size_t swapped = 0;
       for (const Taken &file : files) {
-        std::string from = joinPath(next, file.Name), to = joinPath(dir, file.Name), aside = to + ".swap";
-        if (!file.To.empty() && !llvm::sys::fs::copy_file(from, aside) && !llvm::sys::fs::rename(aside, to))
+        if (file.To.empty())
+          continue;
+        auto from = openRegularFileBeneath(Options.Adopt.ChainsDir, next + "/" + file.Name);
+        if (!from) {
+          llvm::consumeError(from.takeError());
+          continue;
+        }
+        std::string to = joinPath(dir, file.Name), aside = to + ".swap";
+        if (linkDescriptor(from->get(), aside) && !llvm::sys::fs::rename(aside, to))
           ++swapped;
+        else
+          llvm::sys::fs::remove(aside);
       }
       if (swapped)
         log::warning(module + ": test seam: " + std::to_string(swapped) + " files of explored trajectory " +
