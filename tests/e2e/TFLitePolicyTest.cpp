@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -433,7 +434,8 @@ TEST_F(TFLitePolicy, RegallocPluginHostsEvictionModelsAsTheInteractiveHost) {
   // (.llvmcmd, which names the mode's own flags), compared without it.
   fs::create_directories(Work / "bc");
   mustRun(std::string(MLGO_CLANG) + " -O2 -c -emit-llvm " + quote(dir("src/r.c")) + " -o " + quote(Work / "bc/r.bc"));
-  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(Work / "bc") + " --output_dir=" + quote(Work / "llc-corpus"));
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(Work / "bc") +
+          " --output_dir=" + quote(Work / "llc-corpus"));
   auto object = [&](const std::string &path) {
     mustRun("llvm-objcopy-22 --remove-section=.llvmcmd " + quote(path) + " " + quote(path + ".nocmd"));
     return readFile(path + ".nocmd");
@@ -478,9 +480,9 @@ TEST_F(TFLitePolicy, RegallocPluginHostsEvictionModelsAsTheInteractiveHost) {
                           " -mlgo-regalloc-log=" + quote(Work / "w.log") + " -mlgo-regalloc-policy=tflite:" +
                           quote(model("constant1")) + " " + quote(Work / "bc/r.bc") + " -o " + quote(Work / "w.o"));
   EXPECT_NE(llc.ExitCode, 0);
-  EXPECT_NE(llc.Err.find("mlgo-regalloc: -mlgo-regalloc-policy=tflite:" + model("constant1") +
-                         " (for -mlgo-regalloc-log): "),
-            std::string::npos)
+  EXPECT_NE(
+      llc.Err.find("mlgo-regalloc: -mlgo-regalloc-policy=tflite:" + model("constant1") + " (for -mlgo-regalloc-log): "),
+      std::string::npos)
       << llc.Err;
   EXPECT_NE(llc.Err.find("but regalloc-evict policies decide 'index_to_evict'"), std::string::npos) << llc.Err;
 }
@@ -729,34 +731,51 @@ TEST_F(TFLitePolicy, InPluginModeOnlyTheCompilerLoadsTheModel) {
   std::string m = model("constant1");
   for (const std::string server : {"off", "on"}) {
     std::string trace = Work / ("trace-" + server);
-    CommandResult r = run(NoLeakCheckUnderPtrace +
-                          bounded("strace -f -qq -e trace=execve,openat,clone,clone3,fork,vfork -o " + quote(trace) +
-                                  " " +
-                                  harvest(dir("corpus"), Work / ("out-" + server),
-                                          "--mode=plugin --compile_server=" + server + " --policy=tflite:" + m)));
+    CommandResult r =
+        run(NoLeakCheckUnderPtrace +
+            bounded("strace -f -qq -e trace=execve,openat,clone,clone3,fork,vfork -o " + quote(trace) + " " +
+                    harvest(dir("corpus"), Work / ("out-" + server),
+                            "--mode=plugin --compile_server=" + server + " --policy=tflite:" + m)));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
-    std::map<std::string, std::string> program; // pid -> what it last exec'd (forks inherit it)
-    std::set<std::string> forked;                // pids that have not exec'd since their fork
-    size_t opens = 0;
+    // strace -f orders each process's own lines, not a clone's result
+    // against the new process's first lines (which may come before it), and
+    // pads a result with spaces. So the clones are read first, whatever
+    // their place: which process made which, and which was a thread (its
+    // CLONE_THREAD is on the call's first line); then, in order, each
+    // process's own execs. A thread runs what its process runs; a forked
+    // process without an exec of its own must not open the model.
+    std::vector<std::string> all;
     std::istringstream lines(readFile(trace));
-    for (std::string line; std::getline(lines, line);) {
+    for (std::string line; std::getline(lines, line);)
+      all.push_back(line);
+    std::map<std::string, std::string> creator; // a thread -> the process that made it
+    std::map<std::string, bool> makingThread;   // pid -> its pending clone makes a thread
+    const std::regex result(R"(\)\s+= ([0-9]+)$)");
+    for (const std::string &line : all) {
       std::string pid = line.substr(0, line.find(' '));
-      size_t result = line.rfind(") = ");
-      bool forks = line.find("clone") != std::string::npos || line.find("fork") != std::string::npos;
-      if (forks && result != std::string::npos && std::isdigit(static_cast<unsigned char>(line[result + 4]))) {
-        std::string child = line.substr(result + 4, line.find_first_not_of("0123456789", result + 4) - result - 4);
-        program[child] = program[pid];
-        forked.insert(child);
-      } else if (size_t at = line.find("execve(\""); at != std::string::npos) {
+      if (line.find("clone") == std::string::npos && line.find("fork") == std::string::npos)
+        continue;
+      if (line.find("resumed>") == std::string::npos)
+        makingThread[pid] = line.find("CLONE_THREAD") != std::string::npos;
+      std::smatch made;
+      if (std::regex_search(line, made, result) && makingThread[pid])
+        creator[made[1]] = pid;
+    }
+    std::map<std::string, std::string> program; // pid -> what it last exec'd itself
+    size_t opens = 0;
+    for (const std::string &line : all) {
+      std::string pid = line.substr(0, line.find(' '));
+      if (size_t at = line.find("execve(\""); at != std::string::npos) {
         size_t begin = at + 8;
         program[pid] = line.substr(begin, line.find('"', begin) - begin);
-        forked.erase(pid);
       } else if (line.find("/model.tflite\"") != std::string::npos) {
-        const std::string &exe = program[pid];
-        bool expected = server == "off" ? exe.find("opt") != std::string::npos
-                                        : exe.find("mlgo-compile-server") != std::string::npos && !forked.count(pid);
-        EXPECT_TRUE(expected) << server << ": process " << pid << " (" << (exe.empty() ? "unknown" : exe)
-                              << (forked.count(pid) ? ", forked" : "") << ") opened the model: " << line;
+        std::string process = pid;
+        while (!program.count(process) && creator.count(process))
+          process = creator[process];
+        std::string exe = program.count(process) ? program[process] : "";
+        bool expected = exe.find(server == "off" ? "opt" : "mlgo-compile-server") != std::string::npos;
+        EXPECT_TRUE(expected) << server << ": process " << pid << " ("
+                              << (exe.empty() ? "forked, no exec of its own" : exe) << ") opened the model: " << line;
         opens += expected;
       }
     }
