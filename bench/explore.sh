@@ -12,9 +12,9 @@
 #
 # Prints per corpus: the plain harvest, the exploration, the ratio
 # exploration / (8 x plain) (a module with fewer than 7 decisions has fewer
-# than 7 explorations), the share of a module's decisions that come after
-# each flipped one (what a fork chain still runs: the later the flips, the
-# less it costs), and each round's time. Then what the last
+# than 7 explorations), the share of the parent trajectory's decisions that
+# come after each flipped one (what a fork chain still runs: the later the
+# flips, the less it costs), and each round's time. Then what the last
 # exploration found for K = 1, 3, 7 (each K's figure is the best of the
 # first K explorations of the same chain): total native size, change,
 # modules improved, and per improved module the median and largest gain.
