@@ -1,6 +1,9 @@
 #include "mlgo/corpus/BitcodeCheck.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBufferRef.h"
 
 namespace mlgo {
@@ -20,6 +23,37 @@ llvm::Error checkBitcode(llvm::StringRef bytes) {
   if (modules->empty())
     return llvm::createStringError("invalid bitcode: it holds no module");
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::string>> linkerDirectives(llvm::StringRef bytes) {
+  auto modules = llvm::getBitcodeModuleList(llvm::MemoryBufferRef(bytes, "<bitcode>"));
+  if (!modules)
+    return modules.takeError();
+  std::vector<std::string> found;
+  for (llvm::BitcodeModule &module : *modules) {
+    llvm::LLVMContext context;
+    // Lazily: the module-level metadata is read, no function body.
+    auto lazy = module.getLazyModule(context, /*ShouldLazyLoadMetadata=*/false, /*IsImporting=*/false);
+    if (!lazy)
+      return lazy.takeError();
+    if (llvm::Error e = (*lazy)->materializeMetadata())
+      return std::move(e);
+    for (const char *name : {"llvm.dependent-libraries", "llvm.linker.options"}) {
+      const llvm::NamedMDNode *node = (*lazy)->getNamedMetadata(name);
+      if (!node || node->getNumOperands() == 0)
+        continue;
+      std::string list;
+      constexpr unsigned MaxShown = 4;
+      for (unsigned i = 0; i < node->getNumOperands() && i < MaxShown; ++i)
+        for (const llvm::MDOperand &operand : node->getOperand(i)->operands())
+          if (const auto *text = llvm::dyn_cast_or_null<llvm::MDString>(operand.get()))
+            list += (list.empty() ? "'" : ", '") + text->getString().take_front(80).str() + "'";
+      if (node->getNumOperands() > MaxShown)
+        list += ", and " + std::to_string(node->getNumOperands() - MaxShown) + " more";
+      found.push_back(std::string("!") + name + " (" + list + ")");
+    }
+  }
+  return found;
 }
 
 } // namespace mlgo

@@ -9,6 +9,7 @@
 #include "mlgo/support/DirectoryWalk.h"
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -68,6 +69,12 @@ ModuleCheck checkModule(const std::string &dir, const std::string &name, bool ne
         check.Facts.Triple = *triple;
       else
         llvm::consumeError(triple.takeError());
+      if (auto directives = linkerDirectives(bytes); !directives)
+        problem("invalid_bitcode", name + ".bc: " + llvm::toString(directives.takeError()));
+      else if (!directives->empty())
+        problem("linker_directives",
+                name + ".bc asks the linker to read files it names: " + llvm::join(*directives, "; ") +
+                    " (harvest-logs --link refuses its object: docs/security.md)");
     }
   } else {
     problem("missing_bc", name + ".bc does not exist or cannot be read");

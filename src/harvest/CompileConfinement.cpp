@@ -86,6 +86,10 @@ ReadExecRules toolReadExecRules(const std::string &program) {
   return rules;
 }
 
+void allowReading(ReadExecRules &rules, llvm::StringRef path) { addOnce(rules.Readable, realPath(path)); }
+
+void allowToolchain(ReadExecRules &rules, const std::string &program) { addToolchain(rules, program); }
+
 ReadExecRules harvestReadExecRules(const HarvestOptions &o) {
   ReadExecRules rules;
   switch (o.Compiler.Kind) {

@@ -2,6 +2,7 @@
 
 #include "mlgo/compare/DecisionSites.h"
 
+#include "mlgo/harvest/ExplorationCommit.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/ImitationDataset.h"
@@ -92,27 +93,6 @@ std::optional<size_t> nextStep(const ExploreSettings &settings, const ModuleChai
   return std::uniform_int_distribution<size_t>(from, length - 1)(rng);
 }
 
-llvm::Error writeKept(const HarvestOptions &options, const ModuleChain &chain, const Explored &kept,
-                      JournalAppender &journal) {
-  std::string from = roundDir(options, kept.Round);
-  auto log = llvm::MemoryBuffer::getFile(harvestLogPath(from, chain.Name), /*IsText=*/false);
-  if (!log)
-    return llvm::createStringError(log.getError(), "cannot read the kept log of %s: %s", chain.Name.c_str(),
-                                   log.getError().message().c_str());
-  if (llvm::Error e = writeFileAtomically(harvestLogPath(options.OutputDir, chain.Name), (*log)->getBuffer()))
-    return e;
-  std::string sites = harvestSitesPath(from, chain.Name);
-  if (llvm::sys::fs::exists(sites)) {
-    auto text = llvm::MemoryBuffer::getFile(sites, /*IsText=*/false);
-    if (!text)
-      return llvm::createStringError(text.getError(), "cannot read %s", sites.c_str());
-    if (llvm::Error e = writeFileAtomically(harvestSitesPath(options.OutputDir, chain.Name), (*text)->getBuffer()))
-      return e;
-  }
-  // The module's latest journal record now describes the kept log.
-  return journal.append(Json::parse(kept.JournalLine));
-}
-
 // The call site a successful exploration flipped: line FlippedStep of its
 // own sites file (the decisions before and at the flip are its parent's).
 // Only a name for the reader: a file that does not give it leaves it null,
@@ -122,10 +102,10 @@ void loadFlippedSite(const HarvestOptions &round, const std::string &dir, const 
   if (!decisionSitesWritten(round))
     return;
   std::string path = harvestSitesPath(dir, module);
-  auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   std::string problem;
+  auto text = readFileBeneath(dir, harvestSitesName(module));
   if (!text) {
-    problem = text.getError().message();
+    problem = llvm::toString(text.takeError());
   } else {
     llvm::StringRef rest = (*text)->getBuffer();
     for (size_t line = 0; line < *trajectory.FlippedStep && !rest.empty(); ++line)
@@ -168,26 +148,6 @@ bool loadCertainty(const ExploreSettings &settings, const HarvestOptions &option
   }
   trajectory.Certainty = std::move(*certainty);
   return true;
-}
-
-// --link: the kept trajectories' objects in place of the base's, linked as
-// the harvest links (OUT/link/linked); the rounds' other objects removed.
-llvm::Expected<LinkResult> linkKept(const HarvestOptions &options, const ExploreSettings &settings,
-                                    const std::vector<ModuleChain> &chains, unsigned rounds) {
-  for (const ModuleChain &chain : chains)
-    for (const Explored &t : chain.Trajectories)
-      if (t.Kept && t.Round != 0)
-        if (llvm::Error e = moveFile(stagedObjectPath(roundDir(options, t.Round), chain.Name),
-                                     stagedObjectPath(options.OutputDir, chain.Name)))
-          return std::move(e);
-  HarvestOptions kept = options;
-  kept.Link.KeepObjects = settings.KeepObjects;
-  auto linked = relinkHarvest(kept);
-  for (unsigned round = 1; round <= rounds; ++round)
-    if (llvm::Error e = removeTreeBeneath(roundDir(options, round), ".mlgo-harvest/objects"))
-      log::warning("--explore: cannot remove round " + std::to_string(round) +
-                   "'s objects: " + llvm::toString(std::move(e)));
-  return linked;
 }
 
 } // namespace
@@ -281,6 +241,18 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();
+  // A run killed while it installed its kept trajectories: the commit it
+  // staged is finished, not explored again from the half-installed state.
+  auto state = explorationState(options.OutputDir);
+  if (!state)
+    return state.takeError();
+  if (*state == ExplorationState::Committing) {
+    log::info("--explore: finishing the exploration an interrupted run committed (" +
+              joinPath(options.OutputDir, CommitDir) + ")");
+    return finishCommit(options, settings);
+  }
+  if (llvm::Error e = removeTreeBeneath(options.OutputDir, CommitStaging))
+    return std::move(e);
   ExploreResult result;
   auto base = readHarvestJournal(harvestJournalPath(options.OutputDir));
   if (!base)
@@ -300,7 +272,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     start.NativeSize = record.NativeSize;
     start.JournalLine = line.Text;
     if (record.hasLog()) {
-      auto decisions = loggedDecisions(harvestLogPath(options.OutputDir, record.Module));
+      auto decisions = harvestedDecisions(options.OutputDir, record.Module);
       if (!decisions)
         return decisions.takeError();
       start.Decisions = std::move(*decisions);
@@ -351,15 +323,25 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     rounds = round;
     std::string dir = roundDir(options, round);
     std::string file = dir + ".jsonl";
-    if (std::error_code ec = llvm::sys::fs::create_directories(joinPath(options.OutputDir, "explore")))
-      return llvm::createStringError(ec, "cannot create %s/explore: %s", options.OutputDir.c_str(),
-                                     ec.message().c_str());
+    // Below OUT nothing is followed: OUT/explore or a round planted as a
+    // link would send the round's harvest elsewhere.
+    std::string roundName = "explore/round-" + std::to_string(round);
+    if (llvm::Error e = makeDirectoriesBeneath(options.OutputDir, roundName))
+      return std::move(e);
     // An interrupted run left this round's trajectories: when they are
     // exactly these (every order is deterministic), its finished replays
     // stand and the round resumes; otherwise it starts afresh.
     bool resume = false;
-    if (auto earlier = llvm::MemoryBuffer::getFile(file, /*IsText=*/false);
-        earlier && (*earlier)->getBuffer() == lines && llvm::sys::fs::exists(harvestJournalPath(dir)))
+    auto earlier = readFileBeneath(options.OutputDir, roundName + ".jsonl");
+    if (!earlier) {
+      llvm::Error error = earlier.takeError();
+      if (!consumeIfMissing(error))
+        return std::move(error);
+    }
+    auto journalThere = existsBeneath(options.OutputDir, roundName + "/harvest.jsonl");
+    if (!journalThere)
+      return journalThere.takeError();
+    if (earlier && (*earlier)->getBuffer() == lines && *journalThere)
       resume = true;
     else if (llvm::Error e = writeFileAtomically(file, lines))
       return std::move(e);
@@ -390,6 +372,9 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())
       round_.BaselineCacheDir = exploreBaselines(options.OutputDir);
+    if (round_.BaselineCacheDir == exploreBaselines(options.OutputDir))
+      if (llvm::Error e = makeDirectoriesBeneath(options.OutputDir, "explore/baselines"))
+        return std::move(e);
     log::info("--explore: round " + std::to_string(round) + ": " + std::to_string(members.size()) + " trajectories" +
               (resume ? " (resumed: the interrupted run's replays of them stand)" : ""));
     auto summary = runHarvest(round_);
@@ -413,7 +398,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       explored.Detail = record.Detail;
       explored.JournalLine = line.Text;
       if (record.ok() && record.NativeSize) {
-        auto decisions = record.hasLog() ? loggedDecisions(harvestLogPath(dir, record.Module))
+        auto decisions = record.hasLog() ? harvestedDecisions(dir, record.Module)
                                          : llvm::Expected<DecisionSequence>(DecisionSequence());
         if (!decisions) {
           explored.Status = "failed";
@@ -451,9 +436,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   }
 
   // Keep the smallest of each module; ties go to the earlier (the base first).
-  JournalAppender journal;
-  if (llvm::Error e = journal.open(harvestJournalPath(options.OutputDir), /*truncate=*/false, *base->Options))
-    return std::move(e);
+  CommitPlan plan;
+  plan.Rounds = rounds;
   std::string table;
   for (ModuleChain &chain : chains) {
     size_t best = 0;
@@ -463,11 +447,14 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     chain.Trajectories[best].Kept = true;
     result.BaseTotalSize += *chain.Trajectories[0].NativeSize;
     result.KeptTotalSize += *chain.Trajectories[best].NativeSize;
+    const Explored &kept = chain.Trajectories[best];
     if (best != 0) {
       result.Improved++;
-      if (llvm::Error e = writeKept(options, chain, chain.Trajectories[best], journal))
-        return std::move(e);
+      plan.Improved.push_back({chain.Name, kept.Round, kept.JournalLine});
     }
+    plan.Imitation.push_back({chain.Name, harvestLogPath(options.OutputDir, chain.Name), *kept.NativeSize,
+                              *chain.Trajectories[0].NativeSize, kept.Decisions->size(),
+                              chain.Trajectories[0].Decisions->size()});
     for (size_t i = 0; i < chain.Trajectories.size(); ++i) {
       const Explored &t = chain.Trajectories[i];
       Json j;
@@ -490,98 +477,11 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       table += j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
     }
   }
-  if (llvm::Error e = journal.close())
+  plan.Result = result;
+  // Nothing of the base is replaced before the whole result is staged.
+  if (llvm::Error e = stageCommit(options, plan, table))
     return std::move(e);
-  std::optional<LinkResult> keptLink;
-  if (options.Link.requested()) {
-    auto linked = linkKept(options, settings, chains, rounds);
-    if (!linked)
-      return linked.takeError();
-    keptLink = std::move(*linked);
-    result.Linked = keptLink->ok();
-  }
-  if (llvm::Error e = writeFileAtomically(joinPath(options.OutputDir, "explore.jsonl"), table))
-    return std::move(e);
-  // The fork chains' trajectories are all recorded in the rounds now.
-  if (llvm::sys::fs::exists(joinPath(joinPath(options.OutputDir, "explore"), "chains")))
-    if (llvm::Error e = removeTreeBeneath(options.OutputDir, "explore/chains"))
-      log::warning("--explore: cannot remove explore/chains: " + llvm::toString(std::move(e)));
-
-  // ml-compiler-opt's files: its profiles always, its trajectories with --tfrecord.
-  std::vector<ImitationModule> imitation;
-  for (const ModuleChain &chain : chains) {
-    const Explored &base = chain.Trajectories[0];
-    const Explored &kept =
-        *std::find_if(chain.Trajectories.begin(), chain.Trajectories.end(), [](const Explored &t) { return t.Kept; });
-    imitation.push_back({chain.Name, harvestLogPath(options.OutputDir, chain.Name), *kept.NativeSize, *base.NativeSize,
-                         kept.Decisions->size(), base.Decisions->size()});
-  }
-  std::string profiles = joinPath(options.OutputDir, "profile");
-  if (llvm::Error e = writeImitationProfiles(imitation, profiles))
-    return std::move(e);
-
-  // summary.json gains what the exploration found.
-  std::string summaryPath = joinPath(options.OutputDir, "summary.json");
-  auto text = llvm::MemoryBuffer::getFile(summaryPath, /*IsText=*/true);
-  if (!text)
-    return llvm::createStringError(text.getError(), "cannot read %s", summaryPath.c_str());
-  Json summary = Json::parse((*text)->getBuffer().begin(), (*text)->getBuffer().end(), nullptr, false);
-  if (summary.is_discarded() || !summary.is_object())
-    return llvm::createStringError("%s is not a JSON object", summaryPath.c_str());
-  Json explore;
-  explore["trajectories_per_module"] = settings.Trajectories;
-  explore["order"] = settings.describeOrder();
-  explore["modules"] = result.Modules;
-  explore["explored"] = result.Explored;
-  explore["failed"] = result.FailedTrajectories;
-  explore["improved"] = result.Improved;
-  explore["forked"] = result.Forked;
-  explore["base_total_size"] = result.BaseTotalSize;
-  explore["kept_total_size"] = result.KeptTotalSize;
-  explore["profiles"] = profiles;
-  if (keptLink) {
-    // `linked` describes OUT/link/linked, the kept trajectories' program now.
-    Json base = summary.contains("linked") && summary["linked"].is_object() ? summary["linked"] : Json();
-    bool bothLinked = keptLink->ok() && base.is_object() && base.value("status", "") == "ok";
-    auto sizes = [](const Json &linked) -> Json {
-      return linked.is_object() && linked.value("status", "") == "ok" && linked.contains("sizes") ? linked["sizes"]
-                                                                                                  : Json();
-    };
-    Json kept = keptLink->toJson();
-    auto change = [&](const char *size) -> Json {
-      Json from = sizes(base), to = sizes(kept);
-      if (!bothLinked || !from.is_object() || !to.is_object() || !from.value(size, Json()).is_number() ||
-          !to.value(size, Json()).is_number() || from[size].get<double>() <= 0)
-        return nullptr;
-      return to[size].get<double>() / from[size].get<double>() - 1;
-    };
-    explore["linked"] = {{"base", sizes(base)},
-                         {"kept", sizes(kept)},
-                         {"text_change", change("text")},
-                         {"allocated_change", change("allocated")}};
-    summary["linked"] = kept;
-  }
-  summary["explore"] = explore;
-  if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
-    return std::move(e);
-
-  // The dataset last: the exploration is recorded whole before it, so a
-  // dataset that cannot be written costs only itself.
-  if (!settings.TrajectoryTFRecord.empty()) {
-    auto written = writeImitationTrajectories(imitation, settings.TrajectoryTFRecord);
-    if (!written)
-      return llvm::createStringError("%s; the exploration itself is complete in %s (write its trajectories again "
-                                     "with merge-harvest --tfrecord=%s on that directory)",
-                                     llvm::toString(written.takeError()).c_str(), options.OutputDir.c_str(),
-                                     settings.TrajectoryTFRecord.c_str());
-    summary["explore"]["trajectory_tfrecord"] = {{"path", settings.TrajectoryTFRecord},
-                                                 {"records", written->Records},
-                                                 {"steps", written->Steps},
-                                                 {"without_decisions", written->SkippedWithoutDecisions}};
-    if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
-      return std::move(e);
-  }
-  return result;
+  return finishCommit(options, settings);
 }
 
 } // namespace mlgo

@@ -7,10 +7,13 @@
 
 namespace mlgo {
 
-llvm::Expected<DecisionSequence> loggedDecisions(const std::string &logPath) {
+namespace {
+
+// Collects the inlining_decision column of the events `visit` walks.
+template <typename Visit> llvm::Expected<DecisionSequence> decisionsOf(const std::string &logPath, Visit visit) {
   DecisionSequence decisions;
   std::optional<size_t> column;
-  llvm::Error error = visitLog(logPath, [&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+  llvm::Error error = visit([&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
     if (event == TrainingLogReader::Event::Header) {
       column = reader.header().find("inlining_decision");
       if (!column)
@@ -23,6 +26,18 @@ llvm::Expected<DecisionSequence> loggedDecisions(const std::string &logPath) {
   if (error)
     return std::move(error);
   return decisions;
+}
+
+} // namespace
+
+llvm::Expected<DecisionSequence> loggedDecisions(const std::string &logPath) {
+  return decisionsOf(logPath, [&](auto &&visitor) { return visitLog(logPath, visitor); });
+}
+
+llvm::Expected<DecisionSequence> harvestedDecisions(llvm::StringRef harvestDir, const std::string &module) {
+  std::string relative = harvestLogName(module);
+  return decisionsOf(joinPath(harvestDir, relative),
+                     [&](auto &&visitor) { return visitLogBeneath(harvestDir, relative, visitor); });
 }
 
 llvm::Expected<HarvestTrajectoryCount> writeHarvestTrajectories(llvm::StringRef harvestDir, llvm::raw_ostream &os) {
@@ -46,7 +61,7 @@ llvm::Expected<HarvestTrajectoryCount> writeHarvestTrajectories(llvm::StringRef 
     }
     DecisionSequence decisions;
     if (record.hasLog()) {
-      auto read = loggedDecisions(joinPath(harvestDir, harvestLogName(record.Module)));
+      auto read = harvestedDecisions(harvestDir, record.Module);
       if (!read)
         return read.takeError();
       decisions = std::move(*read);

@@ -777,14 +777,17 @@ private:
     placement.LogDestination = destination;
   }
 
+  // Into OUT/.mlgo-harvest/objects/ as opened without following a link: a
+  // link planted there is replaced, never written through.
   llvm::Error stageObject(const std::string &object, const std::string &module) {
     std::string staged = stagedObjectPath(Options.OutputDir, module);
+    auto into = openParentBeneath(Options.OutputDir, stagedObjectName(module), /*create=*/true);
+    if (!into)
+      return into.takeError();
     if (Options.ExplicitTempsDir.empty())
-      return moveFile(object, staged);
+      return moveFileInto(object, into->Dir.get(), into->Name, staged);
     // --explicit_temps_dir keeps the work directory whole.
-    if (std::error_code ec = llvm::sys::fs::copy_file(object, staged))
-      return llvm::make_error<WriteError>(staged, ec);
-    return llvm::Error::success();
+    return copyFileInto(object, into->Dir.get(), into->Name, staged);
   }
 
   // The plugin writes one site per observation; a sites file that does not
@@ -1043,7 +1046,8 @@ LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, co
     result.Reason = summary.Interrupted ? "the harvest was interrupted" : "the harvest stopped: " + *summary.Stopped;
     return result;
   }
-  LinkRequest request{options.Link, options.OutputDir, order, orderSource, {}, options.CompilerWritableDirs};
+  LinkRequest request{options.Link,     options.OutputDir, order, orderSource, {}, options.CompilerWritableDirs,
+                      options.CompilerReadableDirs};
   for (const std::string &module : order)
     if (auto it = done.find(module); it == done.end() || !it->second.ok())
       request.NotOk.push_back(module + " (" + (it == done.end() ? "not compiled" : it->second.Status) + ")");
@@ -1180,7 +1184,8 @@ llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options) {
   std::map<std::string, const HarvestRecord *> latest;
   for (const HarvestJournalLine &line : journal->Latest)
     latest[line.Record.Module] = &line.Record;
-  LinkRequest request{options.Link, options.OutputDir, *order, orderSource, {}, options.CompilerWritableDirs};
+  LinkRequest request{options.Link,     options.OutputDir, *order, orderSource, {}, options.CompilerWritableDirs,
+                      options.CompilerReadableDirs};
   for (const std::string &module : *order)
     if (auto it = latest.find(module); it == latest.end() || !it->second->ok())
       request.NotOk.push_back(module + " (" + (it == latest.end() ? "not compiled" : it->second->Status) + ")");
@@ -1281,9 +1286,18 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
         return present.takeError();
       finished = *present;
     }
-    // --link needs every object: one removed after an earlier link is made again.
-    bool objectMissing =
-        finished && options.Link.stagesObjects() && !llvm::sys::fs::exists(stagedObjectPath(options.OutputDir, name));
+    // --link needs every object: one removed after an earlier link is made
+    // again, and so is anything but a regular file reached through no link.
+    bool objectMissing = false;
+    if (finished && options.Link.stagesObjects()) {
+      auto object = openRegularFileBeneath(options.OutputDir, stagedObjectName(name));
+      if (!object) {
+        llvm::Error error = object.takeError();
+        if (!consumeIfMissing(error))
+          log::warning("--link: " + name + ": compiling again: " + llvm::toString(std::move(error)));
+        objectMissing = true;
+      }
+    }
     recompiledForLink += objectMissing && !options.Force;
     if (finished && !objectMissing && !options.Force)
       ++summary.Skipped;

@@ -24,8 +24,12 @@ llvm::Expected<std::string> trajectoryRecord(const ImitationModule &module, size
   const float loss = static_cast<float>(module.KeptSize);
   const int64_t bucket = imitationSizeBucket(static_cast<double>(module.KeptSize));
   steps = 0;
+  auto visitKept = [&](const auto &visit) {
+    return module.Below.empty() ? visitLog(module.KeptLog, visit)
+                                : visitLogBeneath(module.Below, module.KeptLogBelow, visit);
+  };
   llvm::Error error =
-      visitLog(module.KeptLog, [&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+      visitKept([&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
         const LogHeader &header = reader.header();
         if (event == TrainingLogReader::Event::Header && columns.empty() && !decision) {
           decision = header.find("inlining_decision");

@@ -167,6 +167,7 @@ static SpawnOptions compileSpawnOptions(const CompileJob &job) {
   options.ConfineWritesTo = job.WorkDir;
   options.AlsoWritable = job.AlsoWritable;
   options.ReadExec = job.ReadExec;
+  options.MemoryLimitBytes = job.MemoryLimitBytes;
   return options;
 }
 

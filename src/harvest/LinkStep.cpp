@@ -1,8 +1,7 @@
 #include "mlgo/harvest/LinkStep.h"
 
-#include "mlgo/support/BeneathPath.h"
-
 #include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/harvest/LinkInputs.h"
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
@@ -122,8 +121,12 @@ llvm::Expected<std::vector<std::string>> linkOrder(const std::vector<std::string
   return order;
 }
 
+std::string stagedObjectName(llvm::StringRef module) {
+  return ".mlgo-harvest/objects/" + workDirectoryName(module) + ".o";
+}
+
 std::string stagedObjectPath(llvm::StringRef outputDir, llvm::StringRef module) {
-  return joinPath(joinPath(joinPath(outputDir, ".mlgo-harvest"), "objects"), workDirectoryName(module) + ".o");
+  return joinPath(outputDir, stagedObjectName(module));
 }
 
 nlohmann::ordered_json LinkResult::toJson() const {
@@ -165,16 +168,43 @@ LinkResult linkHarvest(const LinkRequest &request) {
   std::string linkDir = joinPath(request.OutputDir, "link");
   result.Output = joinPath(linkDir, "linked");
   // An earlier run's binary must not outlive a link that is not made now.
-  llvm::sys::fs::remove_directories(linkDir);
+  // Nothing below OUT is followed: a `link` planted as a symbolic link is
+  // removed itself, never the directory it names.
+  if (llvm::Error e = removeTreeBeneath(request.OutputDir, "link")) {
+    result.Status = "failed";
+    result.Reason = "cannot remove " + linkDir + ": " + llvm::toString(std::move(e));
+    return result;
+  }
 
-  // A partial link would mislead: every module of the order, or none.
+  // A partial link would mislead: every module of the order, or none. Each
+  // staged object is a regular file reached through no link below OUT, and
+  // asks the linker for nothing but its own contents.
   std::vector<std::string> objects;
-  std::vector<std::string> withoutObject;
+  std::vector<std::string> withoutObject, refused;
   for (const std::string &module : request.Order) {
     std::string object = stagedObjectPath(request.OutputDir, module);
-    if (!llvm::sys::fs::exists(object))
-      withoutObject.push_back(module);
     objects.push_back(object);
+    auto fd = openRegularFileBeneath(request.OutputDir, stagedObjectName(module));
+    if (!fd) {
+      llvm::Error error = fd.takeError();
+      if (consumeIfMissing(error))
+        withoutObject.push_back(module);
+      else
+        refused.push_back(module + " (" + llvm::toString(std::move(error)) + ")");
+      continue;
+    }
+    auto directives = linkDirectives(fd->get(), object);
+    if (!directives) {
+      refused.push_back(module + " (" + llvm::toString(directives.takeError()) + ")");
+      continue;
+    }
+    if (!directives->empty()) {
+      std::string list;
+      for (const std::string &d : *directives)
+        list += (list.empty() ? "" : "; ") + d;
+      refused.push_back(module + " (its object asks the linker to read files its corpus names: " + list +
+                        "; never linked, docs/security.md)");
+    }
   }
   result.Objects = objects.size();
   if (!request.NotOk.empty()) {
@@ -182,6 +212,11 @@ LinkResult linkHarvest(const LinkRequest &request) {
     result.Reason = std::to_string(request.NotOk.size()) +
                     " module(s) did not compile, so the program cannot be "
                     "linked as the build linked it (a partial link would mislead)";
+    return result;
+  }
+  if (!refused.empty()) {
+    result.ModulesNotLinkable = refused;
+    result.Reason = std::to_string(refused.size()) + " module(s) have an object the link refuses";
     return result;
   }
   if (!withoutObject.empty()) {
@@ -217,6 +252,10 @@ LinkResult linkHarvest(const LinkRequest &request) {
                  settings.TimeoutSeconds,
                  linkDir,
                  request.AlsoWritable};
+  // Reads confined to an allow-list (LinkInputs.h), memory bounded.
+  job.ReadExec = linkReadExecRules(settings, joinPath(joinPath(request.OutputDir, ".mlgo-harvest"), "objects"),
+                                   request.AlsoReadable);
+  job.MemoryLimitBytes = settings.MemoryLimitMiB << 20;
   CompileOutcome outcome = runCompile(job);
   result.Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.ExitStatus = outcome.Exit ? outcome.Exit->describe() : "";
@@ -229,10 +268,19 @@ LinkResult linkHarvest(const LinkRequest &request) {
                         ? "the linker was killed after " + std::to_string(static_cast<int>(settings.TimeoutSeconds)) +
                               " s (--link_timeout)"
                         : outcome.Detail;
-    // The one failure we can foresee: llc's static relocation model in a
-    // PIE link (docs/harvest-logs.md#linked-size).
-    if (llvm::StringRef(result.StderrTail).contains("recompile with -fPIC"))
+    // The failures we can foresee: llc's static relocation model in a PIE
+    // link (docs/harvest-logs.md#linked-size), and the memory bound.
+    llvm::StringRef tail = result.StderrTail;
+    if (tail.contains("recompile with -fPIC"))
       result.Reason += "; in opt mode llc-22 compiles with the static relocation model, so link with -no-pie";
+    if (settings.MemoryLimitMiB && (tail.contains_insensitive("out of memory") ||
+                                    tail.contains("Cannot allocate memory") || tail.contains("bad_alloc") ||
+                                    tail.contains("MemoryError")))
+      result.Reason += "; the linker ran out of the memory it may use (--link_memory_limit=" +
+                       std::to_string(settings.MemoryLimitMiB) + " MiB)";
+    if (tail.contains("Permission denied"))
+      result.Reason += "; the linker may read only the objects, its toolchain, the system's libraries, --link_extra, "
+                       "what the template names and --compiler_readable_dir (docs/security.md)";
     return result;
   }
   auto sizes = berkeleySizes(result.Output);
@@ -245,7 +293,7 @@ LinkResult linkHarvest(const LinkRequest &request) {
   result.Status = "ok";
   if (!settings.KeepObjects)
     for (const std::string &module : request.Order)
-      llvm::sys::fs::remove(stagedObjectPath(request.OutputDir, module));
+      llvm::consumeError(removeBeneath(request.OutputDir, stagedObjectName(module)));
   return result;
 }
 

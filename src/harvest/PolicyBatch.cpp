@@ -4,6 +4,7 @@
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
@@ -107,23 +108,42 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     BatchPolicy &p = policies[k];
     p.Options.OutputDir = batchPolicyDir(outputDir, k);
     p.Options.BaselineCacheDir = baselineCache.empty() ? joinPath(outputDir, "baselines") : baselineCache;
+    if (baselineCache.empty())
+      if (llvm::Error e = makeDirectoriesBeneath(outputDir, "baselines"))
+        return std::move(e);
     if (!p.SetupError.empty()) {
       log::error("policy " + std::to_string(k) + " (" + p.Spec + ") cannot run: " + p.SetupError);
       continue;
     }
     log::info("policy " + std::to_string(k) + " of " + std::to_string(policies.size()) + ": " + p.Spec + " into " +
               p.Options.OutputDir);
+    // Below OUT nothing is followed: OUT/policies or a policy's directory
+    // planted as a link would send its harvest elsewhere.
+    if (llvm::Error e = makeDirectoriesBeneath(outputDir, "policies/" + std::to_string(k)))
+      return std::move(e);
+    bool finishingCommit = false;
     if (explore.Trajectories) {
+      auto state = explorationState(p.Options.OutputDir);
+      if (!state)
+        return state.takeError();
       // Its base harvest and exploration finished in an earlier run; the
       // harvest would rewrite summary.json without the exploration.
-      if (llvm::sys::fs::exists(joinPath(p.Options.OutputDir, "explore.jsonl"))) {
+      if (*state == ExplorationState::Complete) {
         log::info("policy " + std::to_string(k) + " (" + p.Spec + "): explored by an earlier run (explore.jsonl)");
         continue;
       }
+      // Killed while it installed its result: installed again, no base harvest.
+      finishingCommit = *state == ExplorationState::Committing;
     }
     ExploreSettings exploring = explore; // this policy's (prepareBaseHarvest notes its --keep_objects)
     if (explore.Trajectories)
       prepareBaseHarvest(p.Options, exploring);
+    if (finishingCommit) {
+      runErrors[k] = explorePolicy(p, exploring, result);
+      if (!runErrors[k].empty())
+        log::error("policy " + std::to_string(k) + " (" + p.Spec + "): " + runErrors[k]);
+      continue;
+    }
     auto summary = runHarvest(p.Options);
     if (!summary) {
       runErrors[k] = llvm::toString(summary.takeError());

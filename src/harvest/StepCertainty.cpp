@@ -3,6 +3,7 @@
 #include "mlgo/compare/DecisionSites.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/log/TrainingLog.h"
+#include "mlgo/support/BeneathPath.h"
 
 #include <cmath>
 #include <limits>
@@ -17,8 +18,12 @@ llvm::Expected<std::vector<double>> stepCertainty(CertaintySource source, const 
     return certainty; // a module without decisions has no log and no sites
   std::string file;
   if (source == CertaintySource::CostMargin) {
+    // Below a harvest we were given: no symbolic link is followed.
     file = harvestSitesPath(dir, module);
-    auto sites = readDecisionSites(file);
+    auto fd = openRegularFileBeneath(dir, harvestSitesName(module));
+    if (!fd)
+      return fd.takeError();
+    auto sites = readDecisionSites(fd->get(), file);
     if (!sites)
       return sites.takeError();
     for (const DecisionSite &site : *sites) {
@@ -34,7 +39,8 @@ llvm::Expected<std::vector<double>> stepCertainty(CertaintySource source, const 
     const char *name = logits ? "inlining_logits" : "policy_certainty";
     size_t elements = logits ? 2 : 1;
     std::optional<size_t> column;
-    llvm::Error error = visitLog(file, [&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+    llvm::Error error = visitLogBeneath(dir, harvestLogName(module), [&](TrainingLogReader &reader,
+                                                                        TrainingLogReader::Event event) -> llvm::Error {
       if (event == TrainingLogReader::Event::Header) {
         column = reader.header().find(name);
         if (!column || reader.header().Features[*column].elementCount() != elements)

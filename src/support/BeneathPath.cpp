@@ -3,6 +3,7 @@
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/PathUtil.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -204,6 +205,18 @@ llvm::Expected<FileDescriptor> openRegularFileBeneath(llvm::StringRef root, llvm
   if (status < 0 || ::fcntl(fd->get(), F_SETFL, status & ~O_NONBLOCK) != 0)
     return llvm::make_error<BeneathError>(shown, root.str(), errno);
   return fd;
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readFileBeneath(llvm::StringRef root, llvm::StringRef relative) {
+  auto fd = openRegularFileBeneath(root, relative);
+  if (!fd)
+    return fd.takeError();
+  std::string shown = joinPath(root, relative);
+  auto buffer = llvm::MemoryBuffer::getOpenFile(llvm::sys::fs::convertFDToNativeFile(fd->get()), shown,
+                                                /*FileSize=*/-1, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: %s", shown.c_str(), buffer.getError().message().c_str());
+  return std::move(*buffer);
 }
 
 llvm::Expected<ParentBeneath> openParentBeneath(llvm::StringRef root, llvm::StringRef relative, bool create) {

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <set>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -146,6 +147,9 @@ llvm::Error spawnStepError(const SpawnOptions &options, SpawnStep step, int erro
   case SpawnStep::Adopt:
     what = "the compile server's child was not adopted by the harvester";
     break;
+  case SpawnStep::LimitMemory:
+    what = "cannot bound its memory (setrlimit RLIMIT_DATA)";
+    break;
   }
   return llvm::createStringError(std::error_code(error, std::generic_category()), "cannot run %s: %s: %s", program,
                                  what.c_str(), std::strerror(error));
@@ -224,6 +228,9 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // signal to its default before it unblocks them.
   pid_t pid = -1;
   int forkErrno = 0;
+  struct rlimit memoryLimit {RLIM_INFINITY, RLIM_INFINITY};
+  if (options.MemoryLimitBytes)
+    memoryLimit.rlim_cur = memoryLimit.rlim_max = static_cast<rlim_t>(options.MemoryLimitBytes);
   // Owned before reapOrphans() could see it exit.
   std::lock_guard<std::recursive_mutex> registered(registryMutex());
   onSpawnerThread([&] {
@@ -284,6 +291,8 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       fail(SpawnStep::Redirect);
     if (cwd && ::chdir(cwd) != 0)
       fail(SpawnStep::ChangeDirectory);
+    if (memoryLimit.rlim_cur != RLIM_INFINITY && ::setrlimit(RLIMIT_DATA, &memoryLimit) != 0)
+      fail(SpawnStep::LimitMemory);
     if (rulesetFd >= 0)
       if (int e = applyLandlockRuleset(rulesetFd)) {
         errno = e;

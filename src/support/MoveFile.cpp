@@ -15,11 +15,9 @@ namespace mlgo {
 namespace {
 
 // `to` is `name` in the open directory `dir`, or the path itself (AT_FDCWD).
-llvm::Error copyThenRename(const std::string &from, int dir, const std::string &name, const std::string &to) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s", from.c_str(),
-                                   std::strerror(errno));
+// Reads `in` (closed here) from where it stands; `from` names it.
+llvm::Error copyDescriptorThenRename(int in, const std::string &from, int dir, const std::string &name,
+                                     const std::string &to) {
   std::string temporary = temporaryNameIn(dirName(name), baseName(name));
   int out = ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (out < 0) {
@@ -70,7 +68,19 @@ llvm::Error copyThenRename(const std::string &from, int dir, const std::string &
     ::unlinkat(dir, temporary.c_str(), 0);
     return llvm::make_error<WriteError>(to, std::error_code(err, std::generic_category()));
   }
-  ::unlink(from.c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error copyThenRename(const std::string &from, int dir, const std::string &name, const std::string &to,
+                           bool removeSource) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s", from.c_str(),
+                                   std::strerror(errno));
+  if (llvm::Error e = copyDescriptorThenRename(in, from, dir, name, to))
+    return e;
+  if (removeSource)
+    ::unlink(from.c_str());
   return llvm::Error::success();
 }
 
@@ -81,7 +91,7 @@ llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to) {
   if (::rename(source.c_str(), destination.c_str()) == 0)
     return llvm::Error::success();
   if (errno == EXDEV)
-    return copyThenRename(source, AT_FDCWD, destination, destination);
+    return copyThenRename(source, AT_FDCWD, destination, destination, /*removeSource=*/true);
   return llvm::make_error<WriteError>(destination, std::error_code(errno, std::generic_category()));
 }
 
@@ -90,8 +100,24 @@ llvm::Error moveFileInto(llvm::StringRef from, int dir, llvm::StringRef name, ll
   if (::renameat(AT_FDCWD, source.c_str(), dir, component.c_str()) == 0)
     return llvm::Error::success();
   if (errno == EXDEV)
-    return copyThenRename(source, dir, component, shown);
+    return copyThenRename(source, dir, component, shown, /*removeSource=*/true);
   return llvm::make_error<WriteError>(shown, std::error_code(errno, std::generic_category()));
+}
+
+llvm::Error copyFileInto(llvm::StringRef from, int dir, llvm::StringRef name, llvm::StringRef shownTo) {
+  return copyThenRename(from.str(), dir, name.str(), shownTo.str(), /*removeSource=*/false);
+}
+
+llvm::Error copyDescriptorInto(int from, llvm::StringRef shownFrom, int dir, llvm::StringRef name,
+                               llvm::StringRef shownTo) {
+  if (::lseek(from, 0, SEEK_SET) < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s",
+                                   shownFrom.str().c_str(), std::strerror(errno));
+  int in = ::dup(from);
+  if (in < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()), "cannot read %s: %s",
+                                   shownFrom.str().c_str(), std::strerror(errno));
+  return copyDescriptorThenRename(in, shownFrom.str(), dir, name.str(), shownTo.str());
 }
 
 } // namespace mlgo

@@ -208,7 +208,8 @@ TEST_F(HarvestLink, AnExplorationLinksItsKeptTrajectories) {
   EXPECT_EQ(program.ExitCode, 0) << program.Err;
   EXPECT_EQ(program.Out, run(quote(base + "/link/linked")).Out);
   // Objects go once linked (no --keep_objects), the rounds' too.
-  EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"));
+  EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"))
+      << testing::PrintToString(listTree(out + "/.mlgo-harvest/objects", true));
   for (int round = 1; round <= 3; ++round)
     EXPECT_FALSE(fs::exists(out + "/explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects")) << round;
 }

@@ -270,7 +270,10 @@ int main(int argc, char **argv) {
                  "After the modules are compiled, link their objects (in link order, then --link_extra) with this "
                  "command, split as shell words: {objects} (a word of its own) becomes the objects, {output} the "
                  "binary (OUT/link/linked), e.g. 'clang-22 -fuse-ld=lld {objects} -lm -o {output}'. The linker is "
-                 "confined to write only in OUT/link/ and killed after --link_timeout; summary.json's linked records "
+                 "confined to write only in OUT/link/ and to read only the objects, its toolchain, the system's "
+                 "libraries, --link_extra, what the template names and --compiler_readable_dir, its memory bounded "
+                 "(--link_memory_limit), and killed after --link_timeout; an object that asks the linker to read "
+                 "other files (#pragma comment(lib), .deplibs) is refused; summary.json's linked records "
                  "its sizes (text, data, bss, allocated, as llvm-size counts them), the command and the status. Not "
                  "attempted when a module failed (a partial link would mislead). Exit 4 when the link cannot be made. "
                  "In opt mode llc-22 makes non-PIC objects: link with -no-pie. With --policies, one link per policy "
@@ -290,6 +293,12 @@ int main(int argc, char **argv) {
                  "With --link: seconds before the linker (and its process group) is killed; the link is then "
                  "'timeout'.")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--link_memory_limit", o.Link.MemoryLimitMiB,
+                 "With --link: the most memory, in MiB, the linker may allocate (its heap: RLIMIT_DATA, which the "
+                 "files it maps do not count against); a linker that needs more fails, and the link is 'failed' "
+                 "saying so. 0: no bound.")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
       ->capture_default_str();
   bool noFsync = false;
   app.add_flag("--no_fsync", noFsync,
@@ -357,9 +366,10 @@ int main(int argc, char **argv) {
   if (!spec)
     return usage(llvm::toString(spec.takeError()));
   o.Policy = *spec;
-  bool linkCompanions = !o.Link.ExtraObjects.empty() || !o.Link.OrderFile.empty() || o.Link.KeepObjects;
+  bool linkCompanions = !o.Link.ExtraObjects.empty() || !o.Link.OrderFile.empty() || o.Link.KeepObjects ||
+                        app.count("--link_memory_limit");
   if (linkTemplate.empty() && linkCompanions)
-    return usage("--link_extra, --link_order and --keep_objects need --link");
+    return usage("--link_extra, --link_order, --keep_objects and --link_memory_limit need --link");
   if (!linkTemplate.empty()) {
     auto words = parseLinkTemplate(linkTemplate);
     if (!words)
@@ -435,6 +445,7 @@ int main(int argc, char **argv) {
             ")");
 
   ExploreSettings exploration;
+  bool finishingCommit = false;
   exploration.Trajectories = explore;
   exploration.Fork = exploreFork;
   if (explore) {
@@ -488,18 +499,27 @@ int main(int argc, char **argv) {
     exploration.TrajectoryTFRecord = o.TFRecordPath;
     o.TFRecordPath.clear();
     // The base logs are replaced by the kept ones: a second run would explore from those.
-    if (llvm::sys::fs::exists(joinPath(o.OutputDir, "explore.jsonl"))) {
+    auto state = explorationState(o.OutputDir);
+    if (!state) {
+      log::error("--explore: " + llvm::toString(state.takeError()));
+      return 1;
+    }
+    if (*state == ExplorationState::Complete) {
       log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");
       return 2;
     }
+    finishingCommit = *state == ExplorationState::Committing;
     prepareBaseHarvest(o, exploration);
   }
 
-  auto summary = runHarvest(o);
+  // A run killed while it installed an exploration's result: that result is
+  // installed again, with no base harvest (whose logs are partly replaced).
+  auto summary = finishingCommit ? llvm::Expected<HarvestSummary>(HarvestSummary()) : runHarvest(o);
   if (!summary) {
     log::error(llvm::toString(summary.takeError()));
     return 1;
   }
+  if (!finishingCommit) {
   char rate[64];
   std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
   log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok (" +
@@ -516,6 +536,7 @@ int main(int argc, char **argv) {
   if (summary->Interrupted) {
     log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
     return InterruptedExitCode;
+  }
   }
   // Exploring goes on without the base's link: the kept trajectories' link then says why too.
   if (summary->Linked && !summary->Linked->ok() && !explore)
@@ -538,6 +559,8 @@ int main(int argc, char **argv) {
               ". Table: " + joinPath(o.OutputDir, "explore.jsonl"));
     if (explored->Linked && !*explored->Linked)
       return LinkNotMadeExitCode;
+    if (finishingCommit)
+      summary->Failed = explored->BaseFailed, summary->TimedOut = explored->BaseTimedOut;
   }
   if (strict && (summary->Failed || summary->TimedOut))
     return 3;

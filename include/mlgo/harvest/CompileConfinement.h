@@ -33,6 +33,13 @@ ReadExecRules harvestReadExecRules(const HarvestOptions &options);
 /// corpus (its capability probe).
 ReadExecRules toolReadExecRules(const std::string &program);
 
+/// Adds `path`'s real path to `rules`' readable entries, once; nothing when
+/// it does not exist.
+void allowReading(ReadExecRules &rules, llvm::StringRef path);
+/// Adds `program`'s installation (toolchainPrefix) to `rules`' executable
+/// entries, and its interpreter's when it is a script.
+void allowToolchain(ReadExecRules &rules, const std::string &program);
+
 /// `rules` and one module's own inputs: its bitcode, and the ThinLTO index
 /// beside it in the corpus when there is one, as files (not the corpus
 /// directory: another module's file, or a shared object planted in the

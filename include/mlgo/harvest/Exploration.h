@@ -58,7 +58,17 @@ struct ExploreResult {
   std::optional<bool> Linked; // --link: whether the kept trajectories' program was linked
   bool Interrupted = false;
   std::optional<std::string> Stopped;
+  /// The base harvest's failed and timed-out modules (its summary.json), for
+  /// --strict when a run only finished an earlier one's commit.
+  size_t BaseFailed = 0, BaseTimedOut = 0;
 };
+
+/// Where an output directory stands: no exploration (or one still
+/// exploring), one killed while it installed its result (OUT/explore/commit/:
+/// the same command finishes it without a base harvest or rounds), or a
+/// complete one (explore.jsonl, no commit).
+enum class ExplorationState { None, Committing, Complete };
+llvm::Expected<ExplorationState> explorationState(const std::string &outputDir);
 
 /// Explores every module the base harvest in options.OutputDir finished ok;
 /// keeps each module's smallest trajectory in logs/<m>.log (and a journal

@@ -27,6 +27,9 @@ struct ImitationModule {
   std::string KeptLog; // the kept trajectory's training log
   uint64_t KeptSize = 0, BaseSize = 0;
   size_t KeptHorizon = 0, BaseHorizon = 0; // decisions
+  /// When set, the log is read as KeptLogBelow below the harvest `Below`,
+  /// through no symbolic link (BeneathPath.h); KeptLog names it in messages.
+  std::string Below, KeptLogBelow;
 };
 
 struct ImitationTotals {

@@ -35,6 +35,7 @@ struct CompileJob {
   std::string WorkDir;                   // the only place the compile may write (Landlock); "" = unconfined
   std::vector<std::string> AlsoWritable; // --compiler_writable_dir
   std::optional<ReadExecRules> ReadExec; // with WorkDir: what it may read and execute (CompileConfinement.h)
+  uint64_t MemoryLimitBytes = 0;         // exec'd only: SpawnOptions'; 0 = none
   /// Run by this compile server as `Tool` ("opt", "llc") instead of exec'd.
   CompileServerClient *Server = nullptr;
   std::string Tool;

@@ -25,6 +25,7 @@ struct LinkSettings {
   std::string OrderFile;                 // one module name per line; "" = the corpus' order
   bool KeepObjects = false;
   double TimeoutSeconds = 300;
+  uint64_t MemoryLimitMiB = 8192; // the linker's RLIMIT_DATA; 0 = none
   /// Keep each module's object for a link made later, but make none now
   /// (the rounds of --explore: the kept trajectories' objects are linked).
   bool StageOnly = false;
@@ -53,7 +54,9 @@ llvm::Expected<std::vector<std::string>> linkOrder(const std::vector<std::string
                                                    const std::vector<std::string> &plannedModules,
                                                    const std::vector<std::string> *listed, llvm::StringRef listName);
 
-/// Where a module's object waits for the link: OUT/.mlgo-harvest/objects/.
+/// Where a module's object waits for the link: OUT/.mlgo-harvest/objects/,
+/// as a path below OUT and as the whole path.
+std::string stagedObjectName(llvm::StringRef module);
 std::string stagedObjectPath(llvm::StringRef outputDir, llvm::StringRef module);
 
 /// What became of the link: summary.json's `linked`.
@@ -88,12 +91,15 @@ struct LinkRequest {
   /// Modules of the order whose latest record is not ok, with their status.
   std::vector<std::string> NotOk;
   std::vector<std::string> AlsoWritable; // --compiler_writable_dir
+  std::vector<std::string> AlsoReadable; // --compiler_readable_dir
 };
 
 /// Links the staged objects in order into OUT/link/linked, the linker
-/// confined to OUT/link/ and killed after the timeout, and measures the
-/// result. Not attempted when a module is not ok or has no staged object,
-/// or an extra object is missing. The staged objects are removed after a
+/// confined (writes to OUT/link/, reads to linkReadExecRules), its memory
+/// bounded and killed after the timeout, and measures the result. Not
+/// attempted when a module is not ok, has no staged object (a regular file
+/// reached through no link below OUT) or one that asks the linker to read
+/// other files (linkDirectives), or an extra object is missing. The staged objects are removed after a
 /// successful link unless KeepObjects.
 LinkResult linkHarvest(const LinkRequest &request);
 

@@ -89,5 +89,8 @@ llvm::Expected<HarvestTrajectoryCount> writeHarvestTrajectories(llvm::StringRef 
 
 /// The decisions (inlining_decision of each observation) of an inliner log.
 llvm::Expected<DecisionSequence> loggedDecisions(const std::string &logPath);
+/// The same of `module`'s log in the harvest `harvestDir` (logs/<m>.log),
+/// read through no symbolic link below the harvest (BeneathPath.h).
+llvm::Expected<DecisionSequence> harvestedDecisions(llvm::StringRef harvestDir, const std::string &module);
 
 } // namespace mlgo

@@ -119,6 +119,13 @@ private:
 /// The first error, from the file or from `visit`, stops the walk.
 llvm::Error visitLog(llvm::StringRef path,
                      const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit);
+/// Walks `reader`'s events (or returns its error).
+llvm::Error visitLogEvents(llvm::Expected<std::unique_ptr<TrainingLogReader>> reader,
+                           const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit);
+/// The same for a log below a directory we were given (a harvest): a regular
+/// file reached through no symbolic link below `root` (BeneathPath.h).
+llvm::Error visitLogBeneath(llvm::StringRef root, llvm::StringRef relative,
+                            const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit);
 
 /// Writes a training log byte for byte as LLVM's Logger does.
 class TrainingLogWriter {

@@ -7,7 +7,9 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <utility>
@@ -68,6 +70,10 @@ llvm::Expected<FileDescriptor> openBeneath(llvm::StringRef root, llvm::StringRef
 /// so that a FIFO under that name is refused instead of hanging the reader;
 /// anything but a regular file is an error naming it.
 llvm::Expected<FileDescriptor> openRegularFileBeneath(llvm::StringRef root, llvm::StringRef relative);
+
+/// The whole of a regular file below `root` (openRegularFileBeneath), mapped
+/// or read; an error names it.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readFileBeneath(llvm::StringRef root, llvm::StringRef relative);
 
 /// The directory that holds `relative`'s last component, open, and that
 /// component: unlinkat, renameat and linkat on (Dir, Name) follow nothing.

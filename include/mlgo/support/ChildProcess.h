@@ -8,6 +8,7 @@
 #include "llvm/Support/Error.h"
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -39,11 +40,25 @@ struct SpawnOptions {
   std::optional<ReadExecRules> ReadExec;
   /// "NAME=VALUE" entries that replace or join our environment in the child's.
   std::vector<std::string> Environment;
+  /// With a value: the child's RLIMIT_DATA (its heap and other private
+  /// writable memory, not the files it maps), so that an input crafted to
+  /// make it allocate ends in its own allocation failure. 0 = no limit.
+  uint64_t MemoryLimitBytes = 0;
 };
 
 /// The step at which a child failed before running its program (shared
 /// with mlgo-compile-server, whose children report the same steps).
-enum class SpawnStep : int { OpenStdin, OpenStdout, OpenStderr, Redirect, ChangeDirectory, Confine, Exec, Adopt };
+enum class SpawnStep : int {
+  OpenStdin,
+  OpenStdout,
+  OpenStderr,
+  Redirect,
+  ChangeDirectory,
+  Confine,
+  Exec,
+  Adopt,
+  LimitMemory
+};
 
 /// "cannot run PROGRAM: WHAT: STRERROR" for a child that failed at `step`.
 llvm::Error spawnStepError(const SpawnOptions &options, SpawnStep step, int error);

@@ -19,4 +19,14 @@ llvm::Error moveFile(llvm::StringRef from, llvm::StringRef to);
 /// planted there is followed). `shownTo` names the destination in errors.
 llvm::Error moveFileInto(llvm::StringRef from, int dir, llvm::StringRef name, llvm::StringRef shownTo);
 
+/// Copies `from` (kept) to `name` in the open directory `dir` through a
+/// synced temporary sibling renamed over it: never through a link there.
+llvm::Error copyFileInto(llvm::StringRef from, int dir, llvm::StringRef name, llvm::StringRef shownTo);
+
+/// The same from a file already open (read from its start; the descriptor
+/// stays open): what a reader checked is what is copied, whatever is put in
+/// its place by name meanwhile. `shownFrom` names it in errors.
+llvm::Error copyDescriptorInto(int from, llvm::StringRef shownFrom, int dir, llvm::StringRef name,
+                               llvm::StringRef shownTo);
+
 } // namespace mlgo
