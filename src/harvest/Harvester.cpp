@@ -1281,10 +1281,15 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
     auto it = done.find(name);
     bool finished = it != done.end() && it->second.ok();
     if (finished && it->second.LogWritten) {
-      auto present = existsBeneath(options.OutputDir, harvestLogName(name));
-      if (!present)
-        return present.takeError();
-      finished = *present;
+      // A present log is a regular file: one planted as a link (to another
+      // valid log) is named, never taken as this module's trajectory.
+      auto log = openRegularFileBeneath(options.OutputDir, harvestLogName(name));
+      if (!log) {
+        llvm::Error error = log.takeError();
+        if (!consumeIfMissing(error))
+          return std::move(error);
+      }
+      finished = static_cast<bool>(log);
     }
     // --link needs every object: one removed after an earlier link is made
     // again, and so is anything but a regular file reached through no link.

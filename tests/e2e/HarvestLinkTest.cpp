@@ -208,8 +208,7 @@ TEST_F(HarvestLink, AnExplorationLinksItsKeptTrajectories) {
   EXPECT_EQ(program.ExitCode, 0) << program.Err;
   EXPECT_EQ(program.Out, run(quote(base + "/link/linked")).Out);
   // Objects go once linked (no --keep_objects), the rounds' too.
-  EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"))
-      << testing::PrintToString(listTree(out + "/.mlgo-harvest/objects", true));
+  EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"));
   for (int round = 1; round <= 3; ++round)
     EXPECT_FALSE(fs::exists(out + "/explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects")) << round;
 }
@@ -570,6 +569,135 @@ TEST_F(HarvestLink, LinkerMayWriteOnlyItsOutputDirectory) {
   EXPECT_EQ(r.ExitCode, 4) << r.Err;
   EXPECT_FALSE(exists(escape));
   EXPECT_EQ(harvestSummary(out)["linked"]["exit_status"], "exit 7");
+}
+
+// Every file below `dir` whose bytes hold `needle` (a secret that must not
+// have been copied there).
+std::vector<std::string> filesHolding(const std::string &dir, const std::string &needle) {
+  std::vector<std::string> found;
+  for (const auto &entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && !entry.is_symlink() &&
+        readFile(entry.path().string()).find(needle) != std::string::npos)
+      found.push_back(entry.path().string());
+  return found;
+}
+
+// OUT/link planted as a link to a directory: the link step removes the link
+// itself and links into a directory of its own; the directory it named keeps
+// its files. (It was emptied, recursively, and the run exited 0.)
+TEST_F(HarvestLink, ALinkPlantedAtOutLinkIsRemovedNotFollowed) {
+  std::string out = Work / "out", elsewhere = Work / "elsewhere";
+  fs::create_directories(elsewhere);
+  writeFile(elsewhere + "/precious.txt", "keep me\n");
+  fs::create_directories(out);
+  fs::create_directory_symlink(elsewhere, out + "/link");
+  CommandResult r = run(harvest(out, "--compiler=clang " + linkFlag()));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(readFile(elsewhere + "/precious.txt"), "keep me\n");
+  EXPECT_EQ(listTree(elsewhere, true), (std::set<std::string>{"precious.txt"}));
+  EXPECT_FALSE(fs::is_symlink(out + "/link"));
+  EXPECT_TRUE(fs::is_regular_file(out + "/link/linked"));
+}
+
+// A staged object planted as a link to another file is never handed to the
+// linker (which quoted the file's first line into summary.json): the resume
+// compiles that module again, its object replaces the link, and the file
+// it named reaches nothing under OUT.
+TEST_F(HarvestLink, AStagedObjectPlantedAsALinkIsNeverHandedToTheLinker) {
+  std::string out = Work / "out", secret = Work / "secret.txt";
+  writeFile(secret, "SECRET-LINE-4711 of a file outside the corpus\n");
+  std::string flags = "--compiler=clang --keep_objects " + linkFlag();
+  mustRun(harvest(out, flags));
+  std::string victim = modules()[0];
+  std::string staged = out + "/.mlgo-harvest/objects/" + victim + ".o";
+  ASSERT_TRUE(fs::is_regular_file(staged)) << staged;
+  fs::remove(staged);
+  fs::create_symlink(secret, staged);
+  CommandResult r = run(harvest(out, flags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find("a symbolic link below"), std::string::npos) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["linked"]["status"], "ok");
+  EXPECT_FALSE(fs::is_symlink(staged));
+  EXPECT_EQ(filesHolding(out, "SECRET-LINE-4711"), std::vector<std::string>{});
+  EXPECT_EQ(readFile(secret), "SECRET-LINE-4711 of a file outside the corpus\n");
+}
+
+// A module's #pragma comment(lib, ...) becomes a .deplibs section that lld
+// honours by opening the file it names (quoting its first line in an error;
+// /dev/zero allocated without end). Such an object is never linked: the
+// link is not attempted, names the module and the section, and the named
+// file's contents reach nothing under OUT; validate-corpus says so.
+TEST_F(HarvestLink, AModuleNamingFilesForTheLinkerIsNotLinked) {
+  std::string secret = Work / "secret.txt";
+  writeFile(secret, "SECRET-LINE-0815 of a file outside the corpus\n");
+  auto sources = linkedProgramSources();
+  for (auto &[name, text] : sources)
+    if (name == "fib")
+      text = "#pragma comment(lib, \"" + secret + "\")\n" + text;
+  std::string corpus = makeEmbeddedBitcodeCorpus(Work / "pragma", sources, "-Oz", ObjectListing::Directory);
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(corpus, out, "--compiler=clang " + linkFlag()));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "not_attempted") << linked.dump(2);
+  ASSERT_EQ(linked["modules_not_linkable"].size(), 1u) << linked.dump(2);
+  std::string named = linked["modules_not_linkable"][0];
+  EXPECT_EQ(named.rfind("fib", 0), 0u) << named;
+  EXPECT_NE(named.find(".deplibs"), std::string::npos) << named;
+  EXPECT_FALSE(exists(out + "/link/linked"));
+  EXPECT_EQ(filesHolding(out, "SECRET-LINE-0815"), std::vector<std::string>{});
+
+  CommandResult validated = run(tool("validate-corpus") + " --json " + quote(corpus));
+  EXPECT_NE(validated.ExitCode, 0) << validated.Out;
+  nlohmann::json report = nlohmann::json::parse(validated.Out);
+  EXPECT_FALSE(report["sound"].get<bool>());
+  bool found = false;
+  for (const nlohmann::json &p : report["problems"])
+    found |= p["code"] == "linker_directives" && p["detail"].get<std::string>().find(secret) != std::string::npos;
+  EXPECT_TRUE(found) << report.dump(2);
+  // The same program without the pragma is sound.
+  EXPECT_EQ(run(tool("validate-corpus") + " " + quote(HarvestLink::corpus())).ExitCode, 0);
+}
+
+// The linker reads only what it is allowed: a file the template's own
+// linker script INCLUDEs from elsewhere is denied (the link fails saying
+// why) until --compiler_readable_dir allows its directory.
+TEST_F(HarvestLink, TheLinkerReadsOnlyItsAllowList) {
+  if (landlockSupport().Abi < 1)
+    GTEST_SKIP() << "no Landlock: " << landlockSupport().Problem;
+  std::string outside = Work / "outside", scripts = Work / "scripts";
+  fs::create_directories(outside);
+  fs::create_directories(scripts);
+  writeFile(outside + "/included.ld", "/* SECRET-LINE-1234 */\n");
+  writeFile(scripts + "/main.ld", "INCLUDE \"" + outside + "/included.ld\"\n");
+  std::string flags = "--compiler=clang " + linkFlag("-Wl,-T," + scripts + "/main.ld");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, flags));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "failed") << linked.dump(2);
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("included.ld"), std::string::npos) << linked.dump(2);
+  EXPECT_NE(linked["reason"].get<std::string>().find("may read only"), std::string::npos) << linked.dump(2);
+  EXPECT_EQ(filesHolding(out, "SECRET-LINE-1234"), std::vector<std::string>{});
+  r = run(harvest(Work / "allowed", flags + " --compiler_readable_dir=" + quote(outside)));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(harvestSummary(Work / "allowed")["linked"]["status"], "ok");
+}
+
+// A linker that allocates without end fails at --link_memory_limit, and the
+// link says so.
+TEST_F(HarvestLink, TheLinkersMemoryIsBounded) {
+  std::string linker = writeScript(Work / "hungry-ld", "#!/usr/bin/python3\nhoard = bytearray(3 << 30)\n");
+  std::string out = Work / "out";
+  CommandResult r = run(harvest(out, "--compiler=clang --link_memory_limit=256 --link=" +
+                                         quote(linker + " {objects} -o {output}")));
+  EXPECT_EQ(r.ExitCode, 4) << r.Err;
+  nlohmann::json linked = harvestSummary(out)["linked"];
+  EXPECT_EQ(linked["status"], "failed") << linked.dump(2);
+  EXPECT_NE(linked["stderr_tail"].get<std::string>().find("MemoryError"), std::string::npos) << linked.dump(2);
+  EXPECT_NE(linked["reason"].get<std::string>().find("--link_memory_limit=256"), std::string::npos)
+      << linked.dump(2);
+  EXPECT_NE(run(harvest(Work / "usage", "--link_memory_limit=256")).ExitCode, 0);
 }
 
 } // namespace

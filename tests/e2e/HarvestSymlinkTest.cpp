@@ -196,6 +196,49 @@ TEST_F(HarvestSymlink, CompareHarvestsReportsALinkInsteadOfReadingThroughIt) {
   EXPECT_TRUE(named) << report["sites_problems"];
 }
 
+// A module's log planted as a link to another valid log outside OUT (here a
+// copy of its own, so that nothing else gives it away): the resume names
+// it instead of counting it as the module's log, and `training-log
+// trajectories` refuses it instead of taking it as that module's trajectory.
+TEST_F(HarvestSymlink, ALogPlantedAsALinkIsNeverTakenAsTheModulesLog) {
+  std::string out = harvestCopy("out");
+  fs::copy_file(out + "/logs/m1.log", Elsewhere + "/m1.log");
+  fs::remove(out + "/logs/m1.log");
+  fs::create_symlink(Elsewhere + "/m1.log", out + "/logs/m1.log");
+  CommandResult trajectories = run(tool("training-log") + " trajectories " + quote(out));
+  EXPECT_NE(trajectories.ExitCode, 0) << trajectories.Out;
+  EXPECT_NE(trajectories.Err.find(out + "/logs/m1.log: a symbolic link below " + out), std::string::npos)
+      << trajectories.Err;
+  CommandResult resumed = run(harvestCommand(nestedCorpus(), out, HarvestFlags));
+  EXPECT_NE(resumed.ExitCode, 0) << resumed.Err;
+  EXPECT_NE(resumed.Err.find(out + "/logs/m1.log: a symbolic link below " + out), std::string::npos) << resumed.Err;
+  EXPECT_TRUE(fs::is_symlink(out + "/logs/m1.log"));
+}
+
+// OUT/explore planted as a link: the exploration's rounds (journals, logs,
+// work directories, the baseline cache) never go there; the run stops
+// naming it.
+TEST_F(HarvestSymlink, AnExploreDirectoryPlantedAsALinkIsRefused) {
+  std::string out = Work / "planted-explore";
+  fs::create_directories(out);
+  fs::create_directory_symlink(Elsewhere, out + "/explore");
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags + " --explore=1 --explore_order=first"));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(out + "/explore: a symbolic link below " + out), std::string::npos) << r.Err;
+  expectElsewhereUntouched();
+}
+
+// OUT/policies planted as a link: no policy's harvest goes there.
+TEST_F(HarvestSymlink, APoliciesDirectoryPlantedAsALinkIsRefused) {
+  std::string out = Work / "planted-policies";
+  fs::create_directories(out);
+  fs::create_directory_symlink(Elsewhere, out + "/policies");
+  CommandResult r = run(harvestCommand(nestedCorpus(), out, HarvestFlags + " --policies=default,random:0.5:1"));
+  EXPECT_NE(r.ExitCode, 0) << r.Err;
+  EXPECT_NE(r.Err.find(out + "/policies: a symbolic link below " + out), std::string::npos) << r.Err;
+  expectElsewhereUntouched();
+}
+
 // The Python package's Harvest reads logs and sites files as the tools do.
 TEST_F(HarvestSymlink, PythonHarvestRefusesALinkInLogs) {
   if (!HavePackage)
