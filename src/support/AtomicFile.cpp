@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
@@ -65,6 +67,16 @@ int linkUnnamed(int fd, const std::string &target) {
 bool unnamedFilesUsable() {
   static const bool Usable = ::access("/proc/self/fd", X_OK) == 0;
   return Usable && UnnamedFilesEnabled.load();
+}
+
+// Test seam (docs/extract-ir.md, Resume): MLGO_KILL_BEFORE_RENAME=NAME makes
+// the process SIGKILL itself once writeFileAtomically has written (and
+// synced) the temporary of a file whose last component is NAME, before the
+// rename: exactly where a kill leaves that temporary behind. Read once.
+void killIfAskedBeforeRenaming(llvm::StringRef path) {
+  static const char *const Name = std::getenv("MLGO_KILL_BEFORE_RENAME");
+  if (Name && *Name && baseName(path) == Name)
+    ::kill(::getpid(), SIGKILL);
 }
 
 llvm::Error renameOver(const std::string &from, const std::string &to) {
@@ -189,6 +201,7 @@ llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data) {
   std::string temporary = temporaryNameIn(dirName(path), baseName(path));
   if (llvm::Error e = writeNewFile(temporary, data))
     return e;
+  killIfAskedBeforeRenaming(path);
   if (llvm::Error e = renameOver(temporary, path.str()))
     return e;
   return syncDirectory(dirName(path));

@@ -47,7 +47,9 @@ void setUnnamedFilesEnabled(bool enabled);
 /// `.bc`, so no corpus reader mistakes it for a module.
 std::string temporaryNameIn(llvm::StringRef dir, llvm::StringRef stem);
 
-/// Writes `data` to `path` through a temporary sibling and a rename.
+/// Writes `data` to `path` through a temporary sibling and a rename. (Test
+/// seam: MLGO_KILL_BEFORE_RENAME=<path's last component> kills the process
+/// between the two, leaving the temporary as a killed run would.)
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef data);
 
 /// Writes `data` to a new file at `path` (which must not exist). With a
