@@ -479,12 +479,14 @@ llvm::Error lockOutputAndCleanStale(const std::string &outputDir) {
   for (llvm::sys::fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = baseName(it->path());
     if (name.starts_with(base + ".merge-tmp.") || name.starts_with(base + ".merge-old."))
-      stale.push_back(it->path());
+      stale.push_back(name.str());
   }
-  for (const std::string &dir : stale) {
+  for (const std::string &name : stale) {
+    std::string dir = joinPath(parent, name);
     log::info("removing " + dir + ", left by an earlier merge-harvest that did not finish");
-    if (std::error_code rec = llvm::sys::fs::remove_directories(dir))
-      return llvm::createStringError(rec, "cannot remove %s: %s", dir.c_str(), rec.message().c_str());
+    // A link so named is removed itself, never the directory it names.
+    if (llvm::Error e = removeTreeBeneath(parent, name))
+      return llvm::createStringError("cannot remove %s: %s", dir.c_str(), llvm::toString(std::move(e)).c_str());
   }
   return llvm::Error::success();
 }

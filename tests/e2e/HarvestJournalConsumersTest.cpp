@@ -14,7 +14,9 @@
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace mlgo::test;
 namespace fs = std::filesystem;
@@ -286,8 +288,14 @@ TEST_F(HarvestJournalConsumers, StaleStagingOfADeadMergeIsRemovedByTheNext) {
   auto shards = copyShards();
   writeFile(Work / "merged.merge-tmp.999999/logs/m1.log", "an earlier merge's copy");
   writeFile(Work / "merged.merge-old.999998/summary.json", "{}");
+  // A link so named is removed itself, never the directory it names.
+  writeFile(Work / "outside/precious.log", "not the merge's\n");
+  ASSERT_EQ(::symlink((Work / "outside").c_str(), (Work / "merged.merge-tmp.999997").c_str()), 0);
   CommandResult r = run(merge(Work / "merged", shards));
   ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  struct stat st;
+  EXPECT_NE(::lstat((Work / "merged.merge-tmp.999997").c_str(), &st), 0);
+  EXPECT_EQ(readFile(Work / "outside/precious.log"), "not the merge's\n");
   EXPECT_NE(r.Err.find("merged.merge-tmp.999999, left by an earlier merge-harvest that did not finish"),
             std::string::npos)
       << r.Err;
