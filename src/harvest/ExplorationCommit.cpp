@@ -210,19 +210,17 @@ llvm::Error stageCommit(const HarvestOptions &options, const CommitPlan &plan, c
   std::string staging = joinPath(out, CommitStaging);
   // The journal as it will be: the base harvest's (compacted by it) and the
   // kept trajectories' records after it, which readers take as the latest.
-  auto journal = llvm::MemoryBuffer::getFile(harvestJournalPath(out), /*IsText=*/false);
+  auto journal = readOwnFile(harvestJournalPath(out));
   if (!journal)
-    return llvm::createStringError(journal.getError(), "cannot read %s: %s", harvestJournalPath(out).c_str(),
-                                   journal.getError().message().c_str());
+    return journal.takeError();
   std::string journalText = (*journal)->getBuffer().str();
   if (!journalText.empty() && journalText.back() != '\n')
     journalText += '\n';
   for (const CommitPlan::Kept &kept : plan.Improved)
     journalText += jsonLine(Json::parse(kept.JournalLine));
-  auto summary = llvm::MemoryBuffer::getFile(joinPath(out, "summary.json"), /*IsText=*/true);
+  auto summary = readOwnFile(joinPath(out, "summary.json"));
   if (!summary)
-    return llvm::createStringError(summary.getError(), "cannot read %s: %s", joinPath(out, "summary.json").c_str(),
-                                   summary.getError().message().c_str());
+    return summary.takeError();
   for (auto [name, text] : {std::pair<const char *, llvm::StringRef>{"harvest.jsonl", journalText},
                             {"explore.jsonl", table},
                             {"summary.json", (*summary)->getBuffer()}})

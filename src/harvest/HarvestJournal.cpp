@@ -1,5 +1,7 @@
 #include "mlgo/harvest/HarvestJournal.h"
 
+#include "mlgo/support/BeneathPath.h"
+
 #include "mlgo/corpus/ModuleNaming.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/PathUtil.h"
@@ -209,12 +211,12 @@ llvm::Expected<HarvestJournal> readHarvestJournal(llvm::StringRef path) {
 }
 
 llvm::Expected<std::optional<HarvestSummaryFile>> readHarvestSummary(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buffer = readOwnFile(path); // never through a link at its name
   if (!buffer) {
-    if (buffer.getError() == std::errc::no_such_file_or_directory)
+    llvm::Error error = buffer.takeError();
+    if (consumeIfMissing(error))
       return std::nullopt;
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError("cannot read %s: %s", path.str().c_str(), llvm::toString(std::move(error)).c_str());
   }
   HarvestSummaryFile summary;
   try {

@@ -163,6 +163,9 @@ public:
       if (reuse)
         for (const auto &[module, entry] : cache->Sizes)
           DefaultSizes[module] = entry.first;
+      // Afresh: whatever is at its name (a link planted there) is removed itself.
+      else if (llvm::Error e = removeBeneath(Options.OutputDir, "default_sizes.jsonl"))
+        return e;
       if (llvm::Error e = DefaultSizeCache.open(defaultSizesPath(), !reuse, harvestJournalOptions(Options)))
         return e;
       if (llvm::Error e = openBaselineCache())
@@ -273,6 +276,14 @@ private:
   llvm::Error openBaselineCache() {
     if (Options.BaselineCacheDir.empty())
       return llvm::Error::success();
+    // A cache below OUT (--explore's, a batch's) is made there through no
+    // link; one the user names elsewhere is theirs.
+    if (isWithin(Options.BaselineCacheDir, Options.OutputDir) &&
+        normalizePath(Options.BaselineCacheDir) != normalizePath(Options.OutputDir)) {
+      std::string relative = normalizePath(Options.BaselineCacheDir).substr(normalizePath(Options.OutputDir).size() + 1);
+      if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, relative))
+        return e;
+    }
     auto cache = BaselineCache::open(Options.BaselineCacheDir);
     if (!cache)
       return cache.takeError();

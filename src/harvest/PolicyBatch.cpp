@@ -26,9 +26,11 @@ namespace {
 // Policy k's summary.json entry `key` (`linked`, `explore`) as its harvest
 // recorded it, so that a resumed batch reports earlier runs' too; null when none.
 nlohmann::ordered_json recordedEntry(const BatchPolicy &policy, const char *key) {
-  auto buffer = llvm::MemoryBuffer::getFile(joinPath(policy.Options.OutputDir, "summary.json"), /*IsText=*/true);
-  if (!buffer)
+  auto buffer = readOwnFile(joinPath(policy.Options.OutputDir, "summary.json"));
+  if (!buffer) {
+    llvm::consumeError(buffer.takeError());
     return nullptr;
+  }
   auto summary = nlohmann::ordered_json::parse((*buffer)->getBuffer(), nullptr, /*allow_exceptions=*/false);
   if (!summary.is_object() || !summary.contains(key) || !summary[key].is_object())
     return nullptr;

@@ -219,6 +219,11 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readFileBeneath(llvm::String
   return std::move(*buffer);
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readOwnFile(llvm::StringRef path) {
+  llvm::StringRef dir = dirName(path);
+  return readFileBeneath(dir.empty() ? "." : dir, baseName(path));
+}
+
 llvm::Expected<ParentBeneath> openParentBeneath(llvm::StringRef root, llvm::StringRef relative, bool create) {
   auto components = split(root, relative);
   if (!components)

@@ -1,5 +1,7 @@
 #include "mlgo/support/JsonLinesJournal.h"
 
+#include "mlgo/support/BeneathPath.h"
+
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/SyncHook.h"
 
@@ -33,12 +35,14 @@ std::string jsonLine(const nlohmann::ordered_json &value) {
 
 llvm::Expected<JournalContents> readJournalFile(llvm::StringRef path) {
   JournalContents contents;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  // Never through a link planted at its name (docs/security.md).
+  auto buffer = readOwnFile(path);
   if (!buffer) {
-    if (buffer.getError() == std::errc::no_such_file_or_directory)
+    llvm::Error error = buffer.takeError();
+    if (consumeIfMissing(error))
       return contents;
-    return llvm::createStringError(buffer.getError(), "cannot read journal %s: %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError("cannot read journal %s: %s", path.str().c_str(),
+                                   llvm::toString(std::move(error)).c_str());
   }
   llvm::StringRef text = (*buffer)->getBuffer();
   size_t lineNumber = 0;
@@ -133,13 +137,25 @@ llvm::Error JournalAppender::open(llvm::StringRef path, bool truncate, const nlo
   llvm::consumeError(close());
   Path = path.str();
   FirstError.clear();
-  Fd = ::open(Path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
+  // Never appended through a link planted at its name, nor to a FIFO or device.
+  Fd = ::open(Path.c_str(),
+              O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (truncate ? O_TRUNC : 0), 0644);
+  if (Fd < 0 && errno == ELOOP)
+    return llvm::createStringError(std::make_error_code(std::errc::too_many_symbolic_link_levels),
+                                   "cannot open journal %s: a symbolic link; never followed (docs/security.md)",
+                                   Path.c_str());
   if (Fd < 0)
     return errnoError(errno, "cannot open journal", Path);
   // Cut off a torn final line, so the next record starts a line of its own.
   struct stat st;
   if (::fstat(Fd, &st) != 0)
     return errnoError(errno, "cannot read journal", Path);
+  if (!S_ISREG(st.st_mode)) {
+    ::close(Fd);
+    Fd = -1;
+    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
+                                   "cannot open journal %s: not a regular file", Path.c_str());
+  }
   off_t end = st.st_size;
   char c = 0;
   while (end > 0 && ::pread(Fd, &c, 1, end - 1) == 1 && c != '\n')

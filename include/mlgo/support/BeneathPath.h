@@ -75,6 +75,11 @@ llvm::Expected<FileDescriptor> openRegularFileBeneath(llvm::StringRef root, llvm
 /// or read; an error names it.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readFileBeneath(llvm::StringRef root, llvm::StringRef relative);
 
+/// A file of ours at the top of a directory we were given (a journal,
+/// summary.json): a regular file, never read through a symbolic link at its
+/// name (the directory itself is the user's and opened as named).
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readOwnFile(llvm::StringRef path);
+
 /// The directory that holds `relative`'s last component, open, and that
 /// component: unlinkat, renameat and linkat on (Dir, Name) follow nothing.
 /// With `create`, missing directories on the way are made (0755; each new
