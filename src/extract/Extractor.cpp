@@ -7,12 +7,14 @@
 #include "mlgo/extract/SectionReader.h"
 #include "mlgo/extract/ThinLTOIndex.h"
 #include "mlgo/support/AtomicFile.h"
+#include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
+#include "mlgo/support/StaleTemporaries.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Object/Archive.h"
@@ -32,6 +34,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -393,19 +396,32 @@ private:
 // Modules per group commit: a killed run redoes at most this many.
 constexpr size_t JournalGroupCommitBatch = 64;
 
-// Removes staging directories left by runs that were killed.
-void removeStaleStaging(const std::string &stateDir) {
-  std::vector<std::string> stale;
+// What a killed run left, removed while we hold the lock (so no live run of
+// extract-ir or make-corpus writes there: every such name is a dead run's):
+// its staging directories, the temporaries of its report and compacted
+// journal in the state directory, and those of the tool's own files at the
+// output's top (StaleTemporaries.h). Nothing is followed through a link.
+llvm::Error removeDeadRunLeftovers(const ExtractOptions &options, const std::string &stateDir) {
+  const std::string state = baseName(stateDir).str();
+  std::vector<std::string> staging;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(stateDir, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    long pid;
-    if (name.consume_front("staging.") && !name.getAsInteger(10, pid) &&
-        (pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)))
-      stale.push_back(it->path());
+    unsigned long pid;
+    if (name.consume_front("staging.") && !name.getAsInteger(10, pid))
+      staging.push_back(llvm::sys::path::filename(it->path()).str());
   }
-  for (const std::string &path : stale)
-    llvm::sys::fs::remove_directories(path);
+  for (const std::string &name : staging)
+    if (llvm::Error e = removeTreeBeneath(options.OutputDir, state + "/" + name))
+      return e;
+  auto inState = removeStaleTemporaries(options.OutputDir, state,
+                                        {options.StateName + ".report.json", options.StateName + ".journal"});
+  if (!inState)
+    return inState.takeError();
+  std::set<std::string, std::less<>> own(options.OwnFiles.begin(), options.OwnFiles.end());
+  own.insert(CorpusDescriptionFile);
+  auto atTop = removeStaleTemporaries(options.OutputDir, "", own);
+  return atTop ? llvm::Error::success() : atTop.takeError();
 }
 
 // A candidate's journaled results can be reused when they are all ok, the
@@ -493,7 +509,8 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
   auto lock = DirectoryLock::acquire(options.OutputDir, stateDir);
   if (!lock)
     return lock.takeError();
-  removeStaleStaging(stateDir);
+  if (llvm::Error e = removeDeadRunLeftovers(options, stateDir))
+    return e;
   std::string stagingDir = joinPath(stateDir, "staging." + std::to_string(::getpid()));
   if (std::error_code ec = llvm::sys::fs::create_directories(stagingDir))
     return llvm::createStringError(ec, "cannot create %s: %s", stagingDir.c_str(), ec.message().c_str());
@@ -636,6 +653,7 @@ llvm::Expected<ExtractResult> extractCorpus(const LoadedInput &input, const Extr
       if (!attempted[i])
         slots[work[i].Slot].clear();
   ExtractResult result;
+  result.Lock = std::move(*lock); // the caller's, while it adds its own files (extract-ir's link_order.json)
   for (Outcomes &slot : slots)
     for (ModuleOutcome &o : slot)
       result.Outcomes.push_back(std::move(o));

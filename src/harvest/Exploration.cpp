@@ -241,6 +241,9 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();
+  // A killed exploration's half-written files go (StaleTemporaries.h).
+  if (llvm::Error e = removeDeadHarvestTemporaries(options.OutputDir, settings.Trajectories))
+    return std::move(e);
   // A run killed while it installed its kept trajectories: the commit it
   // staged is finished, not explored again from the half-installed state.
   auto state = explorationState(options.OutputDir);

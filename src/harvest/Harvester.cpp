@@ -29,6 +29,7 @@
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Progress.h"
 #include "mlgo/support/SerialQueue.h"
+#include "mlgo/support/StaleTemporaries.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -49,6 +50,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
@@ -1083,6 +1085,24 @@ llvm::Error writeDataset(const HarvestOptions &options, const std::vector<Planne
 
 std::string harvestJournalPath(llvm::StringRef outputDir) { return joinPath(outputDir, "harvest.jsonl"); }
 
+llvm::Error removeDeadHarvestTemporaries(llvm::StringRef outputDir, unsigned exploreRounds) {
+  // What harvest-logs (and its --explore) writes at OUT's top through a
+  // temporary and a rename: the logs are modules' data and are not listed.
+  static const std::set<std::string, std::less<>> OwnFiles = {"summary.json", "harvest.jsonl", "explore.jsonl",
+                                                              "profile_max.json", "profile_pol.json"};
+  auto top = removeStaleTemporaries(outputDir, "", OwnFiles);
+  if (!top)
+    return top.takeError();
+  if (exploreRounds == 0)
+    return llvm::Error::success();
+  auto explored = removeStaleTemporaries(outputDir, "explore", [&](llvm::StringRef stem) {
+    unsigned round;
+    return stem.consume_front("round-") && stem.consume_back(".jsonl") && !stem.empty() && stem.front() != '0' &&
+           llvm::all_of(stem, llvm::isDigit) && !stem.getAsInteger(10, round) && round >= 1 && round <= exploreRounds;
+  });
+  return explored ? llvm::Error::success() : explored.takeError();
+}
+
 bool decisionSitesWritten(const HarvestOptions &o) { return o.DecisionSites && o.Mode == AdvisorMode::Plugin; }
 
 std::string decisionSitesUnavailable(const HarvestOptions &o) {
@@ -1215,12 +1235,25 @@ llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options) {
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();
+  // Ours now: what a killed run left half-written goes (StaleTemporaries.h).
+  if (llvm::Error e = removeDeadHarvestTemporaries(options.OutputDir))
+    return e;
   auto corpus = readCorpusDescription(options.CorpusDir);
   if (!corpus)
     return corpus.takeError();
   auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
   if (!plan)
     return plan.takeError();
+  {
+    // A staged object copied in from another file system (--explicit_temps_dir)
+    // goes through a temporary beside it (MoveFile.h).
+    std::set<std::string, std::less<>> objects;
+    for (const PlannedModule &module : *plan)
+      objects.insert(workDirectoryName(module.Name) + ".o");
+    auto removed = removeStaleTemporaries(options.OutputDir, ".mlgo-harvest/objects", objects);
+    if (!removed)
+      return removed.takeError();
+  }
   std::vector<std::string> order; // --link: checked before anything is compiled
   std::string orderSource;
   if (options.Link.requested()) {

@@ -614,6 +614,59 @@ TEST_F(ExtractIrResume, KillNineThenRerunEqualsCleanRun) {
   }
 }
 
+// Killed (by the MLGO_KILL_BEFORE_RENAME seam) right after each of its
+// atomically written files' temporary is written and before its rename: the
+// temporary is left, exactly as a kill -9 landing there leaves it, and
+// --resume removes it, so the output equals a clean run's (issue #44, finding
+// 6: the random kills of KillNineMidWriteThenResumeEqualsCleanRun hit this
+// about once in 20). Names that are not extract-ir's own temporaries stay.
+TEST_F(ExtractIrResume, KilledBeforeARenameThenResumeRemovesTheTemporary) {
+  std::string d = makeDatabase("m5.o");
+  fs::copy_file(fixture("build/a.o"), d + "/m5.o");
+  std::string command = " --input=" + quote(Work / "cc.json") + " --output_dir=";
+  std::string clean = Work / "clean";
+  mustRun(Tool + command + quote(clean));
+  const std::set<std::string> state{"extract_ir.journal", "extract_ir.report.json", "lock"};
+  ASSERT_EQ(listTree(clean + "/.mlgo-corpus", true), state);
+  // Where each file is written, in the order a run writes them: the report
+  // and the compacted journal in the state directory, the manifest at the top.
+  const std::vector<std::pair<std::string, std::string>> files{{".mlgo-corpus", "extract_ir.report.json"},
+                                                               {".mlgo-corpus", "extract_ir.journal"},
+                                                               {"", "corpus_description.json"}};
+  for (const auto &[dir, name] : files) {
+    std::string out = Work / ("out-" + name);
+    CommandResult killed = run("MLGO_KILL_BEFORE_RENAME=" + name + " " + Tool + command + quote(out));
+    ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << name << ": " << killed.Err;
+    std::string where = dir.empty() ? out : out + "/" + dir;
+    std::vector<std::string> temporaries;
+    for (const std::string &f : listTree(where, true))
+      if (f.rfind(name + ".tmp.", 0) == 0)
+        temporaries.push_back(f);
+    ASSERT_EQ(temporaries.size(), 1u) << name << ": the seam must leave the temporary";
+    // Names like a temporary that are not one of extract-ir's own files stay.
+    writeFile(out + "/notes.json.tmp.1.2", "the user's\n");
+    writeFile(out + "/.mlgo-corpus/make_corpus.report.json.tmp.1.2", "make-corpus's\n");
+    // A link named like a dead run's staging directory goes itself, never what it names.
+    writeFile(Work / "outside/precious", "not extract-ir's\n");
+    fs::create_directory_symlink(Work / "outside", out + "/.mlgo-corpus/staging.999999");
+
+    CommandResult resumed = run(Tool + " --resume" + command + quote(out));
+    ASSERT_EQ(resumed.ExitCode, 0) << name << ": " << resumed.Err;
+    EXPECT_NE(resumed.Err.find("removed " + where + "/" + temporaries[0] + ", a temporary left by a run that died"),
+              std::string::npos)
+        << resumed.Err;
+    EXPECT_EQ(readFile(out + "/notes.json.tmp.1.2"), "the user's\n");
+    EXPECT_EQ(readFile(out + "/.mlgo-corpus/make_corpus.report.json.tmp.1.2"), "make-corpus's\n");
+    EXPECT_EQ(readFile(Work / "outside/precious"), "not extract-ir's\n");
+    fs::remove(out + "/notes.json.tmp.1.2");
+    fs::remove(out + "/.mlgo-corpus/make_corpus.report.json.tmp.1.2");
+    EXPECT_EQ(listTree(out + "/.mlgo-corpus", true), state) << name;
+    EXPECT_EQ(listTree(out), listTree(clean)) << name;
+    for (const std::string &f : listTree(clean))
+      EXPECT_EQ(readFile(out + "/" + f), readFile(clean + "/" + f)) << f << " after a kill at " << name;
+  }
+}
+
 // --resume with options that shape the output differently refuses, naming them.
 TEST_F(ExtractIrResume, ResumeRefusesChangedOptions) {
   std::string d = makeDatabase("m5.o");

@@ -241,6 +241,49 @@ TEST_F(HarvestLogs, ResumeSkipsDoneModulesAndKillNineLeavesNoTornFiles) {
     EXPECT_EQ(a[i], b[i]);
 }
 
+// Killed (by the MLGO_KILL_BEFORE_RENAME seam) right after the temporary of
+// its compacted journal or of summary.json is written and before its rename:
+// the temporary is left, as a kill -9 landing there leaves it, and the next
+// run, holding OUT's lock, removes it (issue #44, finding 6). OUT then holds
+// exactly what a clean run's holds, state directory included; names like a
+// temporary that are not one of harvest-logs' own files (a module's log's)
+// stay.
+TEST_F(HarvestLogs, KilledBeforeARenameThenTheNextRunRemovesTheTemporary) {
+  std::string clean = Work / "clean";
+  mustRun(harvest(clean, "--num_workers=1"));
+  const std::set<std::string> cleanTree = listTree(clean, true);
+  ASSERT_TRUE(cleanTree.count(".mlgo-harvest/lock")) << "the state directory is compared too";
+  for (const std::string name : {"harvest.jsonl", "summary.json"}) {
+    std::string out = Work / ("out-" + name);
+    CommandResult killed = run("MLGO_KILL_BEFORE_RENAME=" + name + " " + harvest(out, "--num_workers=1"));
+    ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << name << ": " << killed.Err;
+    EXPECT_TRUE(waitUntil([&] { return processesMentioning(out) == 0; }, std::chrono::seconds(10),
+                          "the killed run's compilers to end"));
+    std::vector<std::string> temporaries;
+    for (const std::string &f : listTree(out, true))
+      if (f.rfind(name + ".tmp.", 0) == 0)
+        temporaries.push_back(f);
+    ASSERT_EQ(temporaries.size(), 1u) << name << ": the seam must leave the temporary";
+    writeFile(out + "/notes.json.tmp.1.2", "the user's\n");
+    writeFile(out + "/logs/m9.log.tmp.1.2", "a module's\n");
+
+    CommandResult resumed = run(harvest(out, "--num_workers=1"));
+    ASSERT_EQ(resumed.ExitCode, 0) << name << ": " << resumed.Err;
+    EXPECT_NE(resumed.Err.find("removed " + out + "/" + temporaries[0] + ", a temporary left by a run that died"),
+              std::string::npos)
+        << resumed.Err;
+    EXPECT_NE(resumed.Err.find("resuming: 4 of 4 modules are already done"), std::string::npos) << resumed.Err;
+    EXPECT_EQ(readFile(out + "/notes.json.tmp.1.2"), "the user's\n");
+    EXPECT_EQ(readFile(out + "/logs/m9.log.tmp.1.2"), "a module's\n");
+    fs::remove(out + "/notes.json.tmp.1.2");
+    fs::remove(out + "/logs/m9.log.tmp.1.2");
+    EXPECT_EQ(listTree(out, true), cleanTree) << name;
+    for (const std::string &f : listTree(clean + "/logs"))
+      EXPECT_EQ(readFile(out + "/logs/" + f), readFile(clean + "/logs/" + f)) << f << " after a kill at " << name;
+    EXPECT_EQ(harvestJournalWithoutSeconds(out), harvestJournalWithoutSeconds(clean)) << name;
+  }
+}
+
 TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   // The real opt for the first two modules, then one that hangs: the signal
   // arrives with two modules done and one in flight.

@@ -142,6 +142,7 @@ int main(int argc, char **argv) {
                                                : ThinLTOMode::None;
   options.NumWorkers = static_cast<unsigned>(numWorkers);
   options.Resume = resume;
+  options.OwnFiles = {LinkOrderFile};
   options.VerifyBitcode = !noVerify;
   options.ProgressInterval = quiet ? 0 : progressInterval;
 

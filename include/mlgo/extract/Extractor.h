@@ -8,6 +8,7 @@
 #include "mlgo/extract/ExtractReport.h"
 #include "mlgo/extract/ModuleOutcome.h"
 #include "mlgo/extract/ObjectCandidate.h"
+#include "mlgo/support/DirectoryLock.h"
 
 #include "llvm/Support/Error.h"
 
@@ -51,6 +52,11 @@ struct ExtractOptions {
   /// Skip candidates the journal records as done whose input is unchanged
   /// and whose files are present.
   bool Resume = false;
+  /// The files the tool writes at the output's top besides
+  /// corpus_description.json (extract-ir: link_order.json). A run removes
+  /// their temporaries that a killed run left, as it removes those of
+  /// corpus_description.json and of its own report and journal.
+  std::vector<std::string> OwnFiles;
   double ProgressInterval = 5;
   /// Copied into the report (input, input_type, ...).
   nlohmann::ordered_json ReportContext = nlohmann::ordered_json::object();
@@ -67,6 +73,11 @@ struct ExtractResult {
   /// Modules of the existing corpus whose files could not be rewritten: they
   /// stay in the corpus with their previous files, and are failed outcomes.
   std::vector<std::string> KeptPrevious;
+  /// The output directory's lock, still held: a tool that writes more
+  /// files there (extract-ir's link_order.json) keeps it until they are
+  /// written, so that a run that finds its temporaries knows they are a dead
+  /// run's.
+  DirectoryLock Lock;
 };
 
 /// Where tool state lives inside a corpus: hidden, so consumers ignore it.

@@ -126,6 +126,14 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &options);
 /// "I/N", as the journal header and summary.json record the shard.
 std::string shardSpec(const ModuleSelection &selection);
 
+/// Holding OUT's lock (OUT/.mlgo-harvest/lock, DirectoryLock.h), removes the
+/// temporaries of harvest-logs' own files that a killed run left
+/// (StaleTemporaries.h): at OUT's top those of summary.json, harvest.jsonl,
+/// explore.jsonl, profile_max.json and profile_pol.json, and in OUT/explore
+/// those of the first `exploreRounds` rounds' trajectory files
+/// (round-<N>.jsonl). Nothing else, and no link, is touched.
+llvm::Error removeDeadHarvestTemporaries(llvm::StringRef outputDir, unsigned exploreRounds = 0);
+
 /// Runs the whole harvest. An Error means the job could not start (corpus
 /// unreadable, output not writable, compiler unusable); per-module failures
 /// are in the journal and the summary.
