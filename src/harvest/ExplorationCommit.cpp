@@ -15,9 +15,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <csignal>
-#include <map>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
 #include <unistd.h>
 
 namespace mlgo {
@@ -283,15 +283,15 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
   // is in place a resumed base harvest would still count them as the base's,
   // which is why a killed run never resumes from here but installs again.
   for (const CommitPlan::Kept &kept : plan.Improved) {
-    if (llvm::Error e = placeBeneath(out, below(CommitDir, harvestLogName(kept.Module)), out,
-                                     harvestLogName(kept.Module)))
+    if (llvm::Error e =
+            placeBeneath(out, below(CommitDir, harvestLogName(kept.Module)), out, harvestLogName(kept.Module)))
       return std::move(e);
     auto hasSites = existsBeneath(out, below(CommitDir, harvestSitesName(kept.Module)));
     if (!hasSites)
       return hasSites.takeError();
     if (*hasSites)
-      if (llvm::Error e = placeBeneath(out, below(CommitDir, harvestSitesName(kept.Module)), out,
-                                       harvestSitesName(kept.Module)))
+      if (llvm::Error e =
+              placeBeneath(out, below(CommitDir, harvestSitesName(kept.Module)), out, harvestSitesName(kept.Module)))
         return std::move(e);
     commitPoint();
   }
@@ -316,8 +316,7 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
     keptLink = std::move(*linked);
     result.Linked = keptLink->ok();
     for (unsigned round = 1; round <= plan.Rounds; ++round)
-      if (llvm::Error e =
-              removeTreeBeneath(out, "explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects"))
+      if (llvm::Error e = removeTreeBeneath(out, "explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects"))
         log::warning("--explore: cannot remove round " + std::to_string(round) +
                      "'s objects: " + llvm::toString(std::move(e)));
     commitPoint();
@@ -350,7 +349,8 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
     return baseText.takeError();
   Json base = Json::parse(*baseText, nullptr, /*allow_exceptions=*/false);
   if (!base.is_object())
-    return llvm::createStringError("%s is not a JSON object", joinPath(joinPath(out, CommitDir), "summary.json").c_str());
+    return llvm::createStringError("%s is not a JSON object",
+                                   joinPath(joinPath(out, CommitDir), "summary.json").c_str());
   if (base.contains("modules") && base["modules"].is_object()) {
     const Json &modules = base["modules"];
     if (modules.value("failed", Json()).is_number_unsigned())

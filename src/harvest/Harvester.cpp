@@ -282,7 +282,8 @@ private:
     // link; one the user names elsewhere is theirs.
     if (isWithin(Options.BaselineCacheDir, Options.OutputDir) &&
         normalizePath(Options.BaselineCacheDir) != normalizePath(Options.OutputDir)) {
-      std::string relative = normalizePath(Options.BaselineCacheDir).substr(normalizePath(Options.OutputDir).size() + 1);
+      std::string relative =
+          normalizePath(Options.BaselineCacheDir).substr(normalizePath(Options.OutputDir).size() + 1);
       if (llvm::Error e = makeDirectoriesBeneath(Options.OutputDir, relative))
         return e;
     }
@@ -1059,7 +1060,12 @@ LinkResult linkProgram(const HarvestOptions &options, const Harvest &harvest, co
     result.Reason = summary.Interrupted ? "the harvest was interrupted" : "the harvest stopped: " + *summary.Stopped;
     return result;
   }
-  LinkRequest request{options.Link,     options.OutputDir, order, orderSource, {}, options.CompilerWritableDirs,
+  LinkRequest request{options.Link,
+                      options.OutputDir,
+                      order,
+                      orderSource,
+                      {},
+                      options.CompilerWritableDirs,
                       options.CompilerReadableDirs};
   for (const std::string &module : order)
     if (auto it = done.find(module); it == done.end() || !it->second.ok())
@@ -1215,7 +1221,12 @@ llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options) {
   std::map<std::string, const HarvestRecord *> latest;
   for (const HarvestJournalLine &line : journal->Latest)
     latest[line.Record.Module] = &line.Record;
-  LinkRequest request{options.Link,     options.OutputDir, *order, orderSource, {}, options.CompilerWritableDirs,
+  LinkRequest request{options.Link,
+                      options.OutputDir,
+                      *order,
+                      orderSource,
+                      {},
+                      options.CompilerWritableDirs,
                       options.CompilerReadableDirs};
   for (const std::string &module : *order)
     if (auto it = latest.find(module); it == latest.end() || !it->second->ok())

@@ -12,7 +12,7 @@
 namespace mlgo {
 namespace {
 
-constexpr double Thresholds[] = {285.0,  376.0,  452.0,  512.0,   571.0,   627.5,   720.0,   809.5,   1304.0, 1832.0,
+constexpr double Thresholds[] = {285.0,  376.0,  452.0,  512.0,  571.0,  627.5,   720.0,   809.5,   1304.0,  1832.0,
                                  2467.0, 3344.0, 4545.0, 6459.0, 9845.0, 17953.0, 29430.5, 85533.5, 124361.0};
 
 // One module's kept trajectory as one SequenceExample.
@@ -28,37 +28,36 @@ llvm::Expected<std::string> trajectoryRecord(const ImitationModule &module, size
     return module.Below.empty() ? visitLog(module.KeptLog, visit)
                                 : visitLogBeneath(module.Below, module.KeptLogBelow, visit);
   };
-  llvm::Error error =
-      visitKept([&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
-        const LogHeader &header = reader.header();
-        if (event == TrainingLogReader::Event::Header && columns.empty() && !decision) {
-          decision = header.find("inlining_decision");
-          if (!decision)
-            return llvm::createStringError("%s has no inlining_decision: not an inliner log", module.KeptLog.c_str());
-          for (size_t i = 0; i < header.Features.size(); ++i) {
-            const TensorSpec &spec = header.Features[i];
-            if (i != *decision && spec.Type == ElementType::Int64 && spec.elementCount() == 1)
-              columns.emplace_back(i, example.list(spec.Name, SequenceExampleBuilder::Kind::Int64));
-          }
-          action = example.list("action", SequenceExampleBuilder::Kind::Int64);
-          reward = example.list("reward", SequenceExampleBuilder::Kind::Float);
-          name = example.list("module_name", SequenceExampleBuilder::Kind::Bytes);
-          label = example.list("label", SequenceExampleBuilder::Kind::Int64);
-          // Required by ml-compiler-opt's trainer (and dropped by it).
-          policyLabel = example.list("policy_label", SequenceExampleBuilder::Kind::Int64);
-        }
-        if (event != TrainingLogReader::Event::Observation)
-          return llvm::Error::success();
-        for (auto [feature, list] : columns)
-          example.appendInt64(list, {header.Features[feature].elementAsInt(reader.feature(feature), 0)});
-        example.appendInt64(action, {header.Features[*decision].elementAsInt(reader.feature(*decision), 0) != 0});
-        example.appendFloat(reward, {loss});
-        example.appendBytes(name, {llvm::StringRef(module.Name)});
-        example.appendInt64(label, {bucket});
-        example.appendInt64(policyLabel, {0});
-        ++steps;
-        return llvm::Error::success();
-      });
+  llvm::Error error = visitKept([&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+    const LogHeader &header = reader.header();
+    if (event == TrainingLogReader::Event::Header && columns.empty() && !decision) {
+      decision = header.find("inlining_decision");
+      if (!decision)
+        return llvm::createStringError("%s has no inlining_decision: not an inliner log", module.KeptLog.c_str());
+      for (size_t i = 0; i < header.Features.size(); ++i) {
+        const TensorSpec &spec = header.Features[i];
+        if (i != *decision && spec.Type == ElementType::Int64 && spec.elementCount() == 1)
+          columns.emplace_back(i, example.list(spec.Name, SequenceExampleBuilder::Kind::Int64));
+      }
+      action = example.list("action", SequenceExampleBuilder::Kind::Int64);
+      reward = example.list("reward", SequenceExampleBuilder::Kind::Float);
+      name = example.list("module_name", SequenceExampleBuilder::Kind::Bytes);
+      label = example.list("label", SequenceExampleBuilder::Kind::Int64);
+      // Required by ml-compiler-opt's trainer (and dropped by it).
+      policyLabel = example.list("policy_label", SequenceExampleBuilder::Kind::Int64);
+    }
+    if (event != TrainingLogReader::Event::Observation)
+      return llvm::Error::success();
+    for (auto [feature, list] : columns)
+      example.appendInt64(list, {header.Features[feature].elementAsInt(reader.feature(feature), 0)});
+    example.appendInt64(action, {header.Features[*decision].elementAsInt(reader.feature(*decision), 0) != 0});
+    example.appendFloat(reward, {loss});
+    example.appendBytes(name, {llvm::StringRef(module.Name)});
+    example.appendInt64(label, {bucket});
+    example.appendInt64(policyLabel, {0});
+    ++steps;
+    return llvm::Error::success();
+  });
   if (error)
     return std::move(error);
   if (steps != module.KeptHorizon)

@@ -97,8 +97,8 @@ ReadExecRules linkReadExecRules(const LinkSettings &settings, const std::string 
   // A compiler driver runs the linker -fuse-ld= names (lld lies in its own
   // installation), or else the system's `ld`.
   llvm::StringRef program = llvm::sys::path::filename(linker);
-  bool driver = program.contains("clang") || program.contains("gcc") || program.contains("g++") ||
-                program == "cc" || program == "c++";
+  bool driver = program.contains("clang") || program.contains("gcc") || program.contains("g++") || program == "cc" ||
+                program == "c++";
   if (driver) {
     std::string fuseLd;
     for (const std::string &word : settings.Words)

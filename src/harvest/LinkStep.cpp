@@ -273,9 +273,9 @@ LinkResult linkHarvest(const LinkRequest &request) {
     llvm::StringRef tail = result.StderrTail;
     if (tail.contains("recompile with -fPIC"))
       result.Reason += "; in opt mode llc-22 compiles with the static relocation model, so link with -no-pie";
-    if (settings.MemoryLimitMiB && (tail.contains_insensitive("out of memory") ||
-                                    tail.contains("Cannot allocate memory") || tail.contains("bad_alloc") ||
-                                    tail.contains("MemoryError")))
+    if (settings.MemoryLimitMiB &&
+        (tail.contains_insensitive("out of memory") || tail.contains("Cannot allocate memory") ||
+         tail.contains("bad_alloc") || tail.contains("MemoryError")))
       result.Reason += "; the linker ran out of the memory it may use (--link_memory_limit=" +
                        std::to_string(settings.MemoryLimitMiB) + " MiB)";
     if (tail.contains("Permission denied"))

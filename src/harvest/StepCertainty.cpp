@@ -39,22 +39,22 @@ llvm::Expected<std::vector<double>> stepCertainty(CertaintySource source, const 
     const char *name = logits ? "inlining_logits" : "policy_certainty";
     size_t elements = logits ? 2 : 1;
     std::optional<size_t> column;
-    llvm::Error error = visitLogBeneath(dir, harvestLogName(module), [&](TrainingLogReader &reader,
-                                                                        TrainingLogReader::Event event) -> llvm::Error {
-      if (event == TrainingLogReader::Event::Header) {
-        column = reader.header().find(name);
-        if (!column || reader.header().Features[*column].elementCount() != elements)
-          return llvm::createStringError("%s logs no %s of %zu element(s): the policy gives no certainty", file.c_str(),
-                                         name, elements);
-      }
-      if (event == TrainingLogReader::Event::Observation) {
-        const TensorSpec &spec = reader.header().Features[*column];
-        llvm::StringRef bytes = reader.feature(*column);
-        certainty.push_back(logits ? std::fabs(spec.elementAsDouble(bytes, 1) - spec.elementAsDouble(bytes, 0))
-                                   : std::fabs(spec.elementAsDouble(bytes, 0)));
-      }
-      return llvm::Error::success();
-    });
+    llvm::Error error = visitLogBeneath(
+        dir, harvestLogName(module), [&](TrainingLogReader &reader, TrainingLogReader::Event event) -> llvm::Error {
+          if (event == TrainingLogReader::Event::Header) {
+            column = reader.header().find(name);
+            if (!column || reader.header().Features[*column].elementCount() != elements)
+              return llvm::createStringError("%s logs no %s of %zu element(s): the policy gives no certainty",
+                                             file.c_str(), name, elements);
+          }
+          if (event == TrainingLogReader::Event::Observation) {
+            const TensorSpec &spec = reader.header().Features[*column];
+            llvm::StringRef bytes = reader.feature(*column);
+            certainty.push_back(logits ? std::fabs(spec.elementAsDouble(bytes, 1) - spec.elementAsDouble(bytes, 0))
+                                       : std::fabs(spec.elementAsDouble(bytes, 0)));
+          }
+          return llvm::Error::success();
+        });
     if (error)
       return std::move(error);
   }

@@ -315,9 +315,8 @@ llvm::Expected<TrainingLogReader::Event> TrainingLogReader::next() {
   return fail(at, "unexpected JSON line '" + text.take_front(80) + "': expected a context, observation or outcome");
 }
 
-llvm::Error visitLogEvents(
-    llvm::Expected<std::unique_ptr<TrainingLogReader>> reader,
-    const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit) {
+llvm::Error visitLogEvents(llvm::Expected<std::unique_ptr<TrainingLogReader>> reader,
+                           const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit) {
   if (!reader)
     return reader.takeError();
   while (true) {
@@ -335,7 +334,6 @@ llvm::Error visitLog(llvm::StringRef path,
                      const std::function<llvm::Error(TrainingLogReader &, TrainingLogReader::Event)> &visit) {
   return visitLogEvents(TrainingLogReader::open(path), visit);
 }
-
 
 TrainingLogWriter::TrainingLogWriter(llvm::raw_ostream &os, LogHeader header)
     : OS(os), Header(std::move(header)), ObservationBytes(Header.observationBytes()) {

@@ -13,7 +13,7 @@ llvm::Error visitLogBeneath(llvm::StringRef root, llvm::StringRef relative,
   if (!fd)
     return fd.takeError(); // it names the path
   return visitLogEvents(std::make_unique<TrainingLogReader>(fd->release(), joinPath(root, relative), /*owned=*/true),
-                     visit);
+                        visit);
 }
 
 } // namespace mlgo

@@ -228,7 +228,9 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // signal to its default before it unblocks them.
   pid_t pid = -1;
   int forkErrno = 0;
-  struct rlimit memoryLimit {RLIM_INFINITY, RLIM_INFINITY};
+  struct rlimit memoryLimit {
+    RLIM_INFINITY, RLIM_INFINITY
+  };
   if (options.MemoryLimitBytes)
     memoryLimit.rlim_cur = memoryLimit.rlim_max = static_cast<rlim_t>(options.MemoryLimitBytes);
   // Owned before reapOrphans() could see it exit.

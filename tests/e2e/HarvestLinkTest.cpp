@@ -689,14 +689,13 @@ TEST_F(HarvestLink, TheLinkerReadsOnlyItsAllowList) {
 TEST_F(HarvestLink, TheLinkersMemoryIsBounded) {
   std::string linker = writeScript(Work / "hungry-ld", "#!/usr/bin/python3\nhoard = bytearray(3 << 30)\n");
   std::string out = Work / "out";
-  CommandResult r = run(harvest(out, "--compiler=clang --link_memory_limit=256 --link=" +
-                                         quote(linker + " {objects} -o {output}")));
+  CommandResult r =
+      run(harvest(out, "--compiler=clang --link_memory_limit=256 --link=" + quote(linker + " {objects} -o {output}")));
   EXPECT_EQ(r.ExitCode, 4) << r.Err;
   nlohmann::json linked = harvestSummary(out)["linked"];
   EXPECT_EQ(linked["status"], "failed") << linked.dump(2);
   EXPECT_NE(linked["stderr_tail"].get<std::string>().find("MemoryError"), std::string::npos) << linked.dump(2);
-  EXPECT_NE(linked["reason"].get<std::string>().find("--link_memory_limit=256"), std::string::npos)
-      << linked.dump(2);
+  EXPECT_NE(linked["reason"].get<std::string>().find("--link_memory_limit=256"), std::string::npos) << linked.dump(2);
   EXPECT_NE(run(harvest(Work / "usage", "--link_memory_limit=256")).ExitCode, 0);
 }
 

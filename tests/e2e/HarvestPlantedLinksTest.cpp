@@ -34,8 +34,7 @@ protected:
     fs::create_directories(*Fixture / "nested/sub");
     fs::copy_file(*Fixture / "bc/m0.bc", *Fixture / "nested/sub/m0.bc");
     fs::copy_file(*Fixture / "bc/m1.bc", *Fixture / "nested/m1.bc");
-    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "nested") +
-            " --output_dir=" + quote(corpus()));
+    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "nested") + " --output_dir=" + quote(corpus()));
   }
   static void TearDownTestSuite() {
     delete Fixture;
@@ -132,8 +131,8 @@ protected:
                                              tool("compare-harvests") + " " + quote(out) + " " + quote(out)};
         for (const std::string &c : commands) {
           CommandResult r = run(c);
-          std::string what = path + (copy ? " (a copy of it)" : " (the bait)") + ", " + c.substr(0, 60) +
-                             "... exit " + std::to_string(r.ExitCode) + ": " + r.Err.substr(0, 1500);
+          std::string what = path + (copy ? " (a copy of it)" : " (the bait)") + ", " + c.substr(0, 60) + "... exit " +
+                             std::to_string(r.ExitCode) + ": " + r.Err.substr(0, 1500);
           EXPECT_NE(r.ExitCode, 128 + SIGSEGV) << what;
           EXPECT_NE(r.ExitCode, 128 + SIGABRT) << what;
           EXPECT_EQ(snapshot(target), before) << what;
@@ -159,8 +158,8 @@ TempDir *HarvestPlantedLinks::Fixture = nullptr;
 
 TEST_F(HarvestPlantedLinks, NoPathBelowOutIsFollowedByAnyToolOrReader) {
   std::string out = Work / "out";
-  std::string explore = harvestCommand(corpus(), out,
-                                       "--mode=plugin --explore=1 --explore_order=first --keep_objects " + linkFlag());
+  std::string explore =
+      harvestCommand(corpus(), out, "--mode=plugin --explore=1 --explore_order=first --keep_objects " + linkFlag());
   std::set<std::string> shapes;
   // Every round done, the commit not begun: a rerun resumes the base
   // harvest and the round, stages the commit and installs it.

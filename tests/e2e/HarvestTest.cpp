@@ -294,10 +294,10 @@ TEST_F(HarvestLogs, SigintStopsCleanlyAndSaysHowToResume) {
   std::string out = Work / "out";
   TempDir capture;
   // A process group of its own, as a shell's job: Ctrl-C signals all of it.
-  BackgroundCommand harvesting(
-      harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) + " --compilation_timeout=60" +
-                        " --compiler_writable_dir=" + quote(Work.path())), // the fake's counter
-      capture / "err");
+  BackgroundCommand harvesting(harvest(out, "--mode=interactive --num_workers=1 --opt_path=" + quote(opt) +
+                                                " --compilation_timeout=60" +
+                                                " --compiler_writable_dir=" + quote(Work.path())), // the fake's counter
+                               capture / "err");
   ASSERT_TRUE(waitUntil([&] { return harvestJournal(out).size() >= 2 && readFile(count) == "3\n"; }, GenerousDeadline,
                         "two modules journaled and the third compile started"))
       << readFile(capture / "err");

@@ -520,23 +520,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!finishingCommit) {
-  char rate[64];
-  std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
-  log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok (" +
-            std::to_string(summary->WithoutLog) + " without decisions, so without a log), " +
-            std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
-            std::to_string(summary->Decisions) + " decisions this run (" + rate +
-            "/s). Journal: " + harvestJournalPath(o.OutputDir));
-  if (summary->Stopped) {
-    log::error("stopped: " + *summary->Stopped +
-               ". Finished modules are recorded; free space and run the same "
-               "command again to resume.");
-    return 1;
-  }
-  if (summary->Interrupted) {
-    log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
-    return InterruptedExitCode;
-  }
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "%.0f", summary->Seconds > 0 ? summary->Decisions / summary->Seconds : 0.0);
+    log::info(std::to_string(summary->Ok) + " of " + std::to_string(summary->Planned) + " modules ok (" +
+              std::to_string(summary->WithoutLog) + " without decisions, so without a log), " +
+              std::to_string(summary->Failed) + " failed, " + std::to_string(summary->TimedOut) + " timed out; " +
+              std::to_string(summary->Decisions) + " decisions this run (" + rate +
+              "/s). Journal: " + harvestJournalPath(o.OutputDir));
+    if (summary->Stopped) {
+      log::error("stopped: " + *summary->Stopped +
+                 ". Finished modules are recorded; free space and run the same "
+                 "command again to resume.");
+      return 1;
+    }
+    if (summary->Interrupted) {
+      log::warning("interrupted: finished modules are recorded. Run the same command again to resume.");
+      return InterruptedExitCode;
+    }
   }
   // Exploring goes on without the base's link: the kept trajectories' link then says why too.
   if (summary->Linked && !summary->Linked->ok() && !explore)

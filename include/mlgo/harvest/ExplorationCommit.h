@@ -34,7 +34,7 @@ struct CommitPlan {
     unsigned Round = 0;
     std::string JournalLine; // its record in its round's journal
   };
-  std::vector<Kept> Improved; // the modules whose kept trajectory is not the base
+  std::vector<Kept> Improved;             // the modules whose kept trajectory is not the base
   std::vector<ImitationModule> Imitation; // every module, for the profiles and the dataset
   unsigned Rounds = 0;                    // that ran
   ExploreResult Result;
