@@ -279,6 +279,8 @@ llvm::Expected<HarvestComparison> compareHarvestDirectories(llvm::StringRef dirA
     if (status.getSize() > MaxComparedJournalBytes)
       return invalid(name + ": " + path + " has " + std::to_string(status.getSize()) + " bytes, more than the " +
                      std::to_string(MaxComparedJournalBytes) + " compare-harvests reads");
+    if (llvm::Error e = checkNoUnfinishedCommit(dirs[i]))
+      return invalid(name + ": " + llvm::toString(std::move(e)));
     auto journal = readHarvestJournal(path);
     if (!journal)
       return invalid(name + ": " + llvm::toString(journal.takeError()));

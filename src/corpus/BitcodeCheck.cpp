@@ -52,6 +52,14 @@ llvm::Expected<std::vector<std::string>> linkerDirectives(llvm::StringRef bytes)
         list += ", and " + std::to_string(node->getNumOperands() - MaxShown) + " more";
       found.push_back(std::string("!") + name + " (" + list + ")");
     }
+    // The same sections, or a link-time compiler's, written as module asm.
+    llvm::StringRef assembly = (*lazy)->getModuleInlineAsm();
+    for (const char *marker : {"llvm_dependent_libraries", "llvm_linker_options", ".deplibs", ".linker-options",
+                               ".gnu.lto_", ".llvm.lto", "__gnu_lto_slim"})
+      if (assembly.contains(marker)) {
+        found.push_back(std::string("module asm naming ") + marker);
+        break;
+      }
   }
   return found;
 }

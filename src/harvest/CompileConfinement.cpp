@@ -90,6 +90,8 @@ void allowReading(ReadExecRules &rules, llvm::StringRef path) { addOnce(rules.Re
 
 void allowToolchain(ReadExecRules &rules, const std::string &program) { addToolchain(rules, program); }
 
+void allowExecuting(ReadExecRules &rules, llvm::StringRef path) { addOnce(rules.Executable, realPath(path)); }
+
 ReadExecRules harvestReadExecRules(const HarvestOptions &o) {
   ReadExecRules rules;
   switch (o.Compiler.Kind) {

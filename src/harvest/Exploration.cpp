@@ -241,8 +241,11 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
   auto lock = DirectoryLock::acquire(options.OutputDir, joinPath(options.OutputDir, ".mlgo-harvest"));
   if (!lock)
     return lock.takeError();
-  // A killed exploration's half-written files go (StaleTemporaries.h).
+  // A killed exploration's half-written files go (StaleTemporaries.h), and
+  // a finished commit that was not yet removed.
   if (llvm::Error e = removeDeadHarvestTemporaries(options.OutputDir, settings.Trajectories))
+    return std::move(e);
+  if (llvm::Error e = removeFinishedCommit(options.OutputDir))
     return std::move(e);
   // A run killed while it installed its kept trajectories: the commit it
   // staged is finished, not explored again from the half-installed state.

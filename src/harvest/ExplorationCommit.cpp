@@ -7,14 +7,18 @@
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
+#include "mlgo/support/DirectoryLock.h"
 #include "mlgo/support/JsonLinesJournal.h"
 #include "mlgo/support/Log.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/PlaceBeneath.h"
+#include "mlgo/support/StaleTemporaries.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <csignal>
+#include <limits>
+#include <set>
 #include <cstdlib>
 #include <fcntl.h>
 #include <map>
@@ -28,8 +32,9 @@ using Json = nlohmann::ordered_json;
 constexpr const char *CommitDone = "explore/commit.done";
 constexpr const char *PlanFormat = "mlgo-explore-commit-1";
 // The plan is ours, but what lies below OUT is read as someone else's:
-// bounded, and every field checked.
-constexpr size_t MaxPlanBytes = size_t{1} << 30;
+// bounded (a few hundred bytes a module), and every field checked.
+constexpr size_t MaxPlanBytes = size_t{64} << 20;
+constexpr uint64_t MaxCount = uint64_t{1} << 48;
 
 // Test seam (docs/harvest-logs.md): MLGO_EXPLORE_KILL_AT=N kills this
 // process with SIGKILL at the Nth point of a commit (staging and installing),
@@ -85,7 +90,7 @@ Json planJson(const CommitPlan &plan) {
 }
 
 // The plan back, every field checked; an error names the file.
-llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string &path) {
+llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string &path, unsigned maxRounds) {
   auto bad = [&](const std::string &why) {
     return llvm::createStringError("%s: %s: not a commit this version of harvest-logs staged; remove OUT/%s to "
                                    "explore again from the base harvest",
@@ -95,9 +100,13 @@ llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string 
   if (!j.is_object() || j.value("format", Json()) != PlanFormat)
     return bad("no format " + std::string(PlanFormat));
   auto count = [](const Json &parent, const char *key, auto &to) {
+    using T = std::remove_reference_t<decltype(to)>;
     if (!parent.is_object() || !parent.contains(key) || !parent[key].is_number_unsigned())
       return false;
-    to = parent[key].get<std::remove_reference_t<decltype(to)>>();
+    uint64_t value = parent[key].get<uint64_t>();
+    if (value > MaxCount || value > std::numeric_limits<T>::max())
+      return false;
+    to = static_cast<T>(value);
     return true;
   };
   CommitPlan plan;
@@ -107,7 +116,9 @@ llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string 
       !count(r, "explored", result.Explored) || !count(r, "failed", result.FailedTrajectories) ||
       !count(r, "improved", result.Improved) || !count(r, "forked", result.Forked) ||
       !count(r, "base_total_size", result.BaseTotalSize) || !count(r, "kept_total_size", result.KeptTotalSize))
-    return bad("a count is missing or not a number");
+    return bad("a count is missing, not a number or out of range");
+  if (plan.Rounds > maxRounds)
+    return bad(std::to_string(plan.Rounds) + " rounds, more than --explore=" + std::to_string(maxRounds));
   if (!j.contains("improved") || !j["improved"].is_array() || !j.contains("imitation") || !j["imitation"].is_array())
     return bad("no improved or imitation list");
   for (const Json &k : j["improved"]) {
@@ -130,6 +141,18 @@ llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string 
       return bad(llvm::toString(std::move(e)));
     plan.Imitation.push_back(std::move(module));
   }
+  // Every kept module is one of the plan's, once; the counts agree.
+  std::set<std::string> names;
+  for (const ImitationModule &m : plan.Imitation)
+    if (!names.insert(m.Name).second)
+      return bad("module " + m.Name + " is listed twice");
+  std::set<std::string> kept;
+  for (const CommitPlan::Kept &k : plan.Improved)
+    if (!names.count(k.Module) || !kept.insert(k.Module).second || k.Round < 1 || k.Round > plan.Rounds)
+      return bad("improved module " + k.Module + " is not one of the plan's modules, is listed twice, or names no "
+                 "round that ran");
+  if (result.Modules != plan.Imitation.size() || result.Improved != plan.Improved.size())
+    return bad("its counts do not match its lists");
   return plan;
 }
 
@@ -187,6 +210,18 @@ Json exploredSummary(Json summary, const ExploreSettings &settings, const Explor
 }
 
 } // namespace
+
+llvm::Error removeFinishedCommit(const std::string &outputDir, bool lock) {
+  if (lock) {
+    auto held = DirectoryLock::acquire(outputDir, joinPath(outputDir, ".mlgo-harvest"));
+    if (!held) {
+      llvm::consumeError(held.takeError());
+      return llvm::Error::success();
+    }
+    return removeTreeBeneath(outputDir, CommitDone);
+  }
+  return removeTreeBeneath(outputDir, CommitDone);
+}
 
 llvm::Expected<ExplorationState> explorationState(const std::string &outputDir) {
   auto committing = existsBeneath(outputDir, CommitDir);
@@ -272,11 +307,25 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
   auto planText = readText(out, below(CommitDir, "plan.json"));
   if (!planText)
     return planText.takeError();
-  auto parsed = parsePlan(*planText, planPath);
+  auto parsed = parsePlan(*planText, planPath, settings.Trajectories);
   if (!parsed)
     return parsed.takeError();
   CommitPlan &plan = *parsed;
   ExploreResult result = plan.Result;
+  // An earlier install killed between a link and its rename left a
+  // temporary beside the log, sites file or object it was installing.
+  for (const CommitPlan::Kept &kept : plan.Improved) {
+    std::string logs = dirName(harvestLogName(kept.Module)).str();
+    std::set<std::string, std::less<>> own = {baseName(harvestLogName(kept.Module)).str(),
+                                              baseName(harvestSitesName(kept.Module)).str()};
+    if (auto removed = removeStaleTemporaries(out, logs, own); !removed)
+      return removed.takeError();
+  }
+  std::set<std::string, std::less<>> objects;
+  for (const ImitationModule &m : plan.Imitation)
+    objects.insert(workDirectoryName(m.Name) + ".o");
+  if (auto removed = removeStaleTemporaries(out, ".mlgo-harvest/objects", objects); !removed)
+    return removed.takeError();
   commitPoint();
 
   // The kept logs, then the journal that describes them: until the journal

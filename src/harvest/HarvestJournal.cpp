@@ -306,7 +306,21 @@ llvm::Expected<DefaultSizeCacheFile> readDefaultSizeCache(llvm::StringRef path) 
   return cache;
 }
 
+llvm::Error checkNoUnfinishedCommit(llvm::StringRef dir) {
+  auto pending = existsBeneath(dir, "explore/commit");
+  if (!pending)
+    return pending.takeError();
+  if (*pending)
+    return llvm::createStringError("%s holds an exploration killed while it installed its result (%s/explore/commit): "
+                                   "its logs and journal disagree until the same harvest-logs command is run again "
+                                   "to finish it",
+                                   dir.str().c_str(), dir.str().c_str());
+  return llvm::Error::success();
+}
+
 llvm::Expected<HarvestDirectory> readHarvestDirectory(llvm::StringRef dir) {
+  if (llvm::Error e = checkNoUnfinishedCommit(dir))
+    return std::move(e);
   HarvestDirectory shard;
   auto journal = readHarvestJournal(joinPath(dir, "harvest.jsonl"));
   if (!journal)

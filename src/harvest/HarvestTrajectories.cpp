@@ -41,6 +41,8 @@ llvm::Expected<DecisionSequence> harvestedDecisions(llvm::StringRef harvestDir, 
 }
 
 llvm::Expected<HarvestTrajectoryCount> writeHarvestTrajectories(llvm::StringRef harvestDir, llvm::raw_ostream &os) {
+  if (llvm::Error e = checkNoUnfinishedCommit(harvestDir))
+    return std::move(e);
   auto journal = readHarvestJournal(harvestJournalPath(harvestDir));
   if (!journal)
     return journal.takeError();

@@ -13,6 +13,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace mlgo {
 namespace {
 
@@ -63,12 +66,32 @@ llvm::Expected<std::vector<std::string>> linkDirectives(int fd, llvm::StringRef 
     return llvm::createStringError("%s: %s", shown.str().c_str(), llvm::toString(object.takeError()).c_str());
   std::vector<std::string> found;
   const llvm::object::ObjectFile &file = **object;
-  if (llvm::isa<llvm::object::ELFObjectFileBase>(&file)) {
+  if (const auto *elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(&file)) {
+    // A compile makes a relocatable object; anything else is not ours to link.
+    if (elf->getEType() != llvm::ELF::ET_REL)
+      found.push_back("not a relocatable object (ELF type " + std::to_string(elf->getEType()) + ")");
     for (const llvm::object::SectionRef &section : file.sections()) {
       uint32_t type = llvm::object::ELFSectionRef(section).getType();
-      if (type == llvm::ELF::SHT_LLVM_DEPENDENT_LIBRARIES || type == llvm::ELF::SHT_LLVM_LINKER_OPTIONS)
+      if (type == llvm::ELF::SHT_LLVM_DEPENDENT_LIBRARIES || type == llvm::ELF::SHT_LLVM_LINKER_OPTIONS) {
         addSection(found, section);
+        continue;
+      }
+      // Code for a link-time compiler (GCC's LTO sections, a fat object's
+      // bitcode): the linker would compile what the corpus put there, with
+      // the options it chose, in place of the module's own code.
+      auto name = section.getName();
+      if (!name) {
+        llvm::consumeError(name.takeError());
+        continue;
+      }
+      if (name->starts_with(".gnu.lto_") || name->starts_with(".llvm.lto") || *name == ".llvm.offloading")
+        found.push_back(name->str() + " (code for a link-time compiler)");
     }
+    for (const llvm::object::SymbolRef &symbol : file.symbols())
+      if (auto name = symbol.getName(); name && *name == "__gnu_lto_slim")
+        found.push_back("__gnu_lto_slim (a GCC LTO object)");
+      else if (!name)
+        llvm::consumeError(name.takeError());
   } else if (llvm::isa<llvm::object::COFFObjectFile>(&file)) {
     for (const llvm::object::SectionRef &section : file.sections()) {
       auto name = section.getName();
@@ -111,6 +134,26 @@ ReadExecRules linkReadExecRules(const LinkSettings &settings, const std::string 
     else if (fuseLd != "lld")
       allowToolchain(rules, "ld." + fuseLd);
   }
+  // What a driver is told to run the linker from is the user's too.
+  for (size_t i = 1; i < settings.Words.size(); ++i) {
+    llvm::StringRef word = settings.Words[i];
+    if (word.consume_front("--ld-path="))
+      allowToolchain(rules, word.str());
+    else if (word == "-B" && i + 1 < settings.Words.size())
+      allowExecuting(rules, settings.Words[i + 1]);
+    else if (word.consume_front("-B") && !word.empty())
+      allowExecuting(rules, word);
+  }
+  // GNU ld reads these to find a shared library's dependencies, and a
+  // driver searches LIBRARY_PATH for -l.
+  allowReading(rules, "/etc/ld.so.conf");
+  allowReading(rules, "/etc/ld.so.conf.d");
+  if (const char *paths = std::getenv("LIBRARY_PATH")) {
+    llvm::SmallVector<llvm::StringRef> dirs;
+    llvm::StringRef(paths).split(dirs, ':', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef dir : dirs)
+      allowReading(rules, dir);
+  }
   allowReading(rules, objectsDir);
   for (const std::string &extra : settings.ExtraObjects)
     allowReading(rules, extra);
@@ -121,6 +164,8 @@ ReadExecRules linkReadExecRules(const LinkSettings &settings, const std::string 
     if (word.consume_front("-Wl,") || word.consume_front("-Xlinker,"))
       word.split(candidates, ',', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef candidate : llvm::SmallVector<llvm::StringRef>(candidates)) {
+      if (candidate.starts_with("@")) // a response file
+        candidates.push_back(candidate.drop_front());
       if (auto eq = candidate.find('='); eq != llvm::StringRef::npos)
         candidates.push_back(candidate.substr(eq + 1));
       if (candidate.size() > 2 && (candidate.starts_with("-L") || candidate.starts_with("-T")))

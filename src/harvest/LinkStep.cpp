@@ -202,8 +202,8 @@ LinkResult linkHarvest(const LinkRequest &request) {
       std::string list;
       for (const std::string &d : *directives)
         list += (list.empty() ? "" : "; ") + d;
-      refused.push_back(module + " (its object asks the linker to read files its corpus names: " + list +
-                        "; never linked, docs/security.md)");
+      refused.push_back(module + " (its object holds what the link refuses: " + list +
+                        "; never linked, docs/security.md#the-link-step)");
     }
   }
   result.Objects = objects.size();

@@ -13,6 +13,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <fcntl.h>
 #include <map>
 
 namespace mlgo {
@@ -26,7 +27,10 @@ namespace {
 // Policy k's summary.json entry `key` (`linked`, `explore`) as its harvest
 // recorded it, so that a resumed batch reports earlier runs' too; null when none.
 nlohmann::ordered_json recordedEntry(const BatchPolicy &policy, const char *key) {
-  auto buffer = readOwnFile(joinPath(policy.Options.OutputDir, "summary.json"));
+  // OUT/policies/<k>/summary.json, through no link below OUT (a policy this
+  // run did not reach was never checked).
+  std::string dir = policy.Options.OutputDir, out = dirName(dirName(dir)).str();
+  auto buffer = readFileBeneath(out, "policies/" + baseName(dir).str() + "/summary.json");
   if (!buffer) {
     llvm::consumeError(buffer.takeError());
     return nullptr;
@@ -56,27 +60,36 @@ size_t addLinkedSizes(const std::vector<BatchPolicy> &policies, nlohmann::ordere
   size_t notMade = 0;
   for (size_t k = 0; k < policies.size(); ++k) {
     links.push_back(recordedEntry(policies[k], "linked"));
-    bool ok = links.back().is_object() && links.back()["status"] == "ok";
+    const nlohmann::ordered_json &l = links.back();
+    // ok, with both sizes as numbers (a summary is data from someone else).
+    bool ok = l.is_object() && l.value("status", nlohmann::ordered_json()) == "ok" && l.contains("sizes") &&
+              l["sizes"].is_object() && l["sizes"].value("text", nlohmann::ordered_json()).is_number() &&
+              l["sizes"].value("allocated", nlohmann::ordered_json()).is_number();
+    if (!ok && l.is_object() && l.value("status", nlohmann::ordered_json()) == "ok")
+      links.back() = nullptr;
     notMade += !ok;
     if (!baseline && policies[k].Options.Policy.How == PolicySpec::Kind::Default && ok)
       baseline = k;
   }
   auto change = [&](size_t k, const char *size) -> nlohmann::ordered_json {
-    if (!baseline || !links[k].is_object() || links[k]["status"] != "ok")
+    if (!baseline || !links[k].is_object() || links[k].value("status", nlohmann::ordered_json()) != "ok")
       return nullptr;
     double base = links[*baseline]["sizes"][size].get<double>();
     return base > 0 ? nlohmann::ordered_json(links[k]["sizes"][size].get<double>() / base - 1) : nullptr;
   };
   for (size_t k = 0; k < policies.size(); ++k) {
     const nlohmann::ordered_json &link = links[k];
-    nlohmann::ordered_json linked = {{"status", link.is_object() ? link["status"] : "not_attempted"},
-                                     {"reason", link.is_object() ? link["reason"] : "the policy did not run"},
+    nlohmann::ordered_json linked = {{"status", link.is_object() ? link.value("status", nlohmann::ordered_json(
+                                                                                        "not_attempted"))
+                                                                  : "not_attempted"},
+                                     {"reason", link.is_object() ? link.value("reason", nlohmann::ordered_json(""))
+                                                                 : "the policy did not run"},
                                      {"text", nullptr},
                                      {"allocated", nullptr},
                                      {"baseline_policy_index", baseline ? nlohmann::ordered_json(*baseline) : nullptr},
                                      {"text_change", change(k, "text")},
                                      {"allocated_change", change(k, "allocated")}};
-    if (link.is_object() && link["status"] == "ok")
+    if (link.is_object() && link.value("status", nlohmann::ordered_json()) == "ok")
       linked["text"] = link["sizes"]["text"], linked["allocated"] = link["sizes"]["allocated"];
     totals[k]["linked"] = std::move(linked);
   }
@@ -131,6 +144,7 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
       // Its base harvest and exploration finished in an earlier run; the
       // harvest would rewrite summary.json without the exploration.
       if (*state == ExplorationState::Complete) {
+        llvm::consumeError(removeFinishedCommit(p.Options.OutputDir, /*lock=*/true));
         log::info("policy " + std::to_string(k) + " (" + p.Spec + "): explored by an earlier run (explore.jsonl)");
         continue;
       }
@@ -172,6 +186,14 @@ llvm::Expected<BatchResult> runPolicyBatch(std::vector<BatchPolicy> policies, co
     const BatchPolicy &p = policies[k];
     std::string error = !p.SetupError.empty() ? p.SetupError : runErrors[k];
     std::map<std::string, HarvestRecord> records;
+    // Its directory through no link below OUT: a policy this run did not
+    // reach (interrupted before it) was never made or checked.
+    if (error.empty())
+      if (auto dir = openBeneath(outputDir, "policies/" + std::to_string(k), O_RDONLY | O_DIRECTORY); !dir) {
+        llvm::Error e = dir.takeError();
+        if (!consumeIfMissing(e))
+          error = llvm::toString(std::move(e));
+      }
     if (error.empty()) {
       auto journal = readHarvestJournal(harvestJournalPath(p.Options.OutputDir));
       if (!journal)

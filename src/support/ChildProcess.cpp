@@ -228,11 +228,15 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
   // signal to its default before it unblocks them.
   pid_t pid = -1;
   int forkErrno = 0;
-  struct rlimit memoryLimit {
-    RLIM_INFINITY, RLIM_INFINITY
-  };
-  if (options.MemoryLimitBytes)
-    memoryLimit.rlim_cur = memoryLimit.rlim_max = static_cast<rlim_t>(options.MemoryLimitBytes);
+  // Within the hard limit we were given (an unprivileged process cannot raise it).
+  struct rlimit memoryLimit {};
+  bool limitMemory = false;
+  if (options.MemoryLimitBytes && ::getrlimit(RLIMIT_DATA, &memoryLimit) == 0) {
+    rlim_t wanted = static_cast<rlim_t>(options.MemoryLimitBytes);
+    limitMemory = memoryLimit.rlim_max == RLIM_INFINITY || wanted < memoryLimit.rlim_max;
+    if (limitMemory)
+      memoryLimit.rlim_cur = wanted;
+  }
   // Owned before reapOrphans() could see it exit.
   std::lock_guard<std::recursive_mutex> registered(registryMutex());
   onSpawnerThread([&] {
@@ -293,7 +297,7 @@ llvm::Expected<ChildProcess> ChildProcess::spawn(const SpawnOptions &options) {
       fail(SpawnStep::Redirect);
     if (cwd && ::chdir(cwd) != 0)
       fail(SpawnStep::ChangeDirectory);
-    if (memoryLimit.rlim_cur != RLIM_INFINITY && ::setrlimit(RLIMIT_DATA, &memoryLimit) != 0)
+    if (limitMemory && ::setrlimit(RLIMIT_DATA, &memoryLimit) != 0)
       fail(SpawnStep::LimitMemory);
     if (rulesetFd >= 0)
       if (int e = applyLandlockRuleset(rulesetFd)) {

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
+#include <map>
 #include <filesystem>
 #include <sstream>
 
@@ -211,6 +213,83 @@ TEST_F(HarvestLink, AnExplorationLinksItsKeptTrajectories) {
   EXPECT_FALSE(fs::exists(out + "/.mlgo-harvest/objects") && !fs::is_empty(out + "/.mlgo-harvest/objects"));
   for (int round = 1; round <= 3; ++round)
     EXPECT_FALSE(fs::exists(out + "/explore/round-" + std::to_string(round) + "/.mlgo-harvest/objects")) << round;
+}
+
+// Killed (SIGKILL, as the OOM killer or a node failure would) at every point
+// of its commit, from the staging of its result to its last written file,
+// an exploration run again ends as an uninterrupted one: the same
+// explore.jsonl, profiles, logs, journal records, summary counts and linked
+// sizes. (Before the commit was staged whole, a kill after the first kept
+// log was installed made the rerun explore on from the kept trajectories
+// as if they were the base's: improved 0, profile_pol equal to profile_max.)
+TEST_F(HarvestLink, KilledAtEveryPointOfItsCommitItEndsAsAnUninterruptedRun) {
+  std::string out = Work / "out";
+  std::string flags = "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " +
+                      linkFlag();
+  // What a run that is never killed leaves, in the same directory (its files name it).
+  struct Ending {
+    std::string Table, ProfileMax, ProfilePol;
+    std::map<std::string, std::string> Logs;
+    std::map<std::string, nlohmann::json> Records;
+    nlohmann::json Explore, Linked;
+    std::string ProgramRuns; // what the linked program prints
+  };
+  auto ending = [&] {
+    Ending e;
+    e.Table = readFile(out + "/explore.jsonl");
+    e.ProfileMax = readFile(out + "/profile_max.json");
+    e.ProfilePol = readFile(out + "/profile_pol.json");
+    for (auto &[module, record] : journalByModule(out)) {
+      e.Records[module] = {record["status"], record["native_size"], record["decisions"], record["log_written"]};
+      e.Logs[module] = record["log_written"] == true ? readFile(out + "/logs/" + module + ".log") : "";
+    }
+    nlohmann::json summary = harvestSummary(out);
+    e.Explore = summary["explore"];
+    e.Explore.erase("forked"); // what this run took from fork chains: a resumed round takes none
+    e.Linked = summary["linked"]["sizes"];
+    e.ProgramRuns = run(quote(out + "/link/linked")).Out;
+    return e;
+  };
+  mustRun(harvest(out, flags));
+  Ending clean = ending();
+  ASSERT_GT(clean.Explore["improved"].get<int>(), 0) << "nothing kept differs from the base: nothing to install";
+  EXPECT_FALSE(fs::exists(out + "/explore/commit"));
+
+  // The base harvest and the rounds once, killed as the commit begins; each
+  // point below resumes a copy of that (no compile is done again).
+  std::string seed = Work / "seed";
+  fs::remove_all(out);
+  CommandResult first = run("env MLGO_EXPLORE_KILL_AT=1 " + harvest(out, flags));
+  ASSERT_EQ(first.ExitCode, 128 + SIGKILL) << first.Err;
+  fs::rename(out, seed);
+  int points = 0;
+  for (int at = 1; at < 64; ++at) {
+    fs::remove_all(out);
+    fs::copy(seed, out, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    CommandResult killed = run("env MLGO_EXPLORE_KILL_AT=" + std::to_string(at) + " " + harvest(out, flags));
+    if (killed.ExitCode == 0) {
+      points = at - 1; // it ran past the last point
+      break;
+    }
+    ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << "point " << at << ": " << killed.Err;
+    CommandResult again = run(harvest(out, flags));
+    ASSERT_EQ(again.ExitCode, 0) << "point " << at << ": " << again.Err;
+    Ending e = ending();
+    EXPECT_EQ(e.Table, clean.Table) << "point " << at;
+    EXPECT_EQ(e.ProfileMax, clean.ProfileMax) << "point " << at;
+    EXPECT_EQ(e.ProfilePol, clean.ProfilePol) << "point " << at;
+    for (const auto &[m, log] : clean.Logs)
+      EXPECT_TRUE(e.Logs[m] == log) << "point " << at << ": " << m;
+    EXPECT_EQ(e.Records, clean.Records) << "point " << at;
+    EXPECT_EQ(e.Explore, clean.Explore) << "point " << at;
+    EXPECT_EQ(e.Linked, clean.Linked) << "point " << at;
+    EXPECT_EQ(e.ProgramRuns, clean.ProgramRuns) << "point " << at;
+    EXPECT_FALSE(fs::exists(out + "/explore/commit")) << "point " << at;
+  }
+  // A complete exploration is not explored again.
+  EXPECT_EQ(run(harvest(out, flags)).ExitCode, 2);
+  // Staging (3), one per installed log, the journal, the link, the table, the profiles, the summary.
+  EXPECT_GE(points, 8 + clean.Explore["improved"].get<int>());
 }
 
 TEST_F(HarvestLink, LinkOrderFileSetsTheOrderAndUnknownNamesAreErrors) {

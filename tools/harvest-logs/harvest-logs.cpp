@@ -505,6 +505,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (*state == ExplorationState::Complete) {
+      llvm::consumeError(removeFinishedCommit(o.OutputDir, /*lock=*/true));
       log::error("--explore: " + o.OutputDir + " already holds an exploration (explore.jsonl): use a new --output_dir");
       return 2;
     }

@@ -36,6 +36,8 @@ ReadExecRules toolReadExecRules(const std::string &program);
 /// Adds `path`'s real path to `rules`' readable entries, once; nothing when
 /// it does not exist.
 void allowReading(ReadExecRules &rules, llvm::StringRef path);
+/// Adds `path`'s real path to `rules`' executable (and readable) entries, once.
+void allowExecuting(ReadExecRules &rules, llvm::StringRef path);
 /// Adds `program`'s installation (toolchainPrefix) to `rules`' executable
 /// entries, and its interpreter's when it is a script.
 void allowToolchain(ReadExecRules &rules, const std::string &program);

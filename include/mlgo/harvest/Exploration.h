@@ -69,6 +69,10 @@ struct ExploreResult {
 /// complete one (explore.jsonl, no commit).
 enum class ExplorationState { None, Committing, Complete };
 llvm::Expected<ExplorationState> explorationState(const std::string &outputDir);
+/// Removes what a complete exploration killed just after it finished left
+/// (OUT/explore/commit.done). With `lock`, takes OUT's lock first (and does
+/// nothing when another run holds it).
+llvm::Error removeFinishedCommit(const std::string &outputDir, bool lock = false);
 
 /// Explores every module the base harvest in options.OutputDir finished ok;
 /// keeps each module's smallest trajectory in logs/<m>.log (and a journal

@@ -105,8 +105,14 @@ struct HarvestDirectory {
   std::optional<std::string> DefaultSizesIgnored;
 };
 
-/// Reads a harvest directory's journal, summary and cache.
+/// Reads a harvest directory's journal, summary and cache (refused when
+/// checkNoUnfinishedCommit says so).
 llvm::Expected<HarvestDirectory> readHarvestDirectory(llvm::StringRef dir);
+
+/// An error when `dir` holds an exploration killed while it installed its
+/// result (OUT/explore/commit/): its logs and journal then disagree until
+/// the same harvest-logs command finishes it (ExplorationCommit.h).
+llvm::Error checkNoUnfinishedCommit(llvm::StringRef dir);
 
 /// The options header with what does not shape the logs left out, for
 /// comparing shards of one harvest: the shard spec (each shard has its own).
