@@ -15,6 +15,7 @@
 #include <csignal>
 #include <map>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 using namespace mlgo;
@@ -272,6 +273,14 @@ TEST_F(HarvestLink, KilledAtEveryPointOfItsCommitItEndsAsAnUninterruptedRun) {
       break;
     }
     ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << "point " << at << ": " << killed.Err;
+    // Until it is finished, the readers of a harvest refuse it: its logs and
+    // journal may disagree.
+    if (fs::exists(out + "/explore/commit")) {
+      CommandResult read = run(tool("training-log") + " trajectories " + quote(out));
+      EXPECT_NE(read.ExitCode, 0) << "point " << at;
+      EXPECT_NE(read.Err.find("killed while it installed its result"), std::string::npos) << read.Err;
+      EXPECT_NE(run(tool("compare-harvests") + " " + quote(out) + " " + quote(out)).ExitCode, 0) << "point " << at;
+    }
     CommandResult again = run(harvest(out, flags));
     ASSERT_EQ(again.ExitCode, 0) << "point " << at << ": " << again.Err;
     Ending e = ending();
@@ -290,6 +299,50 @@ TEST_F(HarvestLink, KilledAtEveryPointOfItsCommitItEndsAsAnUninterruptedRun) {
   EXPECT_EQ(run(harvest(out, flags)).ExitCode, 2);
   // Staging (3), one per installed log, the journal, the link, the table, the profiles, the summary.
   EXPECT_GE(points, 8 + clean.Explore["improved"].get<int>());
+}
+
+// A commit's plan is read as data from someone else: one that asks for more
+// rounds than ran (the loop over them would not end) or whose lists and
+// counts disagree is refused, naming the file.
+TEST_F(HarvestLink, AHostileCommitPlanIsRefused) {
+  std::string out = Work / "out";
+  std::string flags = "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " +
+                      linkFlag();
+  CommandResult killed = run("env MLGO_EXPLORE_KILL_AT=5 " + harvest(out, flags));
+  ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << killed.Err;
+  std::string plan = out + "/explore/commit/plan.json";
+  ASSERT_TRUE(fs::exists(plan));
+  std::string saved = readFile(plan);
+  for (auto edit : std::vector<std::function<void(nlohmann::json &)>>{
+           [](nlohmann::json &j) { j["rounds"] = 4294967295u; },
+           [](nlohmann::json &j) { j["rounds"] = 18446744073709551615u; },
+           [](nlohmann::json &j) { j["result"]["improved"] = 99; },
+           [](nlohmann::json &j) { j["improved"].push_back({{"module", "../../etc"}, {"round", 1}}); }}) {
+    nlohmann::json j = nlohmann::json::parse(saved);
+    edit(j);
+    writeFile(plan, j.dump());
+    CommandResult r = run("timeout 60 " + harvest(out, flags));
+    EXPECT_EQ(r.ExitCode, 1) << j.dump() << r.Err;
+    EXPECT_NE(r.Err.find(plan), std::string::npos) << r.Err;
+  }
+  writeFile(plan, saved);
+  CommandResult r = run(harvest(out, flags));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+}
+
+// The linker's memory bound stays within a lower hard limit the run was
+// given (setting a soft limit above it failed every link).
+TEST_F(HarvestLink, ALowerHardMemoryLimitIsKept) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory counts against RLIMIT_DATA: an instrumented harvest-logs cannot "
+                  "start under one";
+#endif
+#endif
+  std::string out = Work / "out";
+  CommandResult r = run("bash -c " + quote("ulimit -d 6000000 && " + harvest(out, "--compiler=clang " + linkFlag())));
+  EXPECT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["linked"]["status"], "ok") << harvestSummary(out)["linked"].dump(2);
 }
 
 TEST_F(HarvestLink, LinkOrderFileSetsTheOrderAndUnknownNamesAreErrors) {
