@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <csignal>
-#include <map>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <sstream>
 
 using namespace mlgo;
@@ -225,8 +225,8 @@ TEST_F(HarvestLink, AnExplorationLinksItsKeptTrajectories) {
 // as if they were the base's: improved 0, profile_pol equal to profile_max.)
 TEST_F(HarvestLink, KilledAtEveryPointOfItsCommitItEndsAsAnUninterruptedRun) {
   std::string out = Work / "out";
-  std::string flags = "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " +
-                      linkFlag();
+  std::string flags =
+      "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " + linkFlag();
   // What a run that is never killed leaves, in the same directory (its files name it).
   struct Ending {
     std::string Table, ProfileMax, ProfilePol;
@@ -306,8 +306,8 @@ TEST_F(HarvestLink, KilledAtEveryPointOfItsCommitItEndsAsAnUninterruptedRun) {
 // counts disagree is refused, naming the file.
 TEST_F(HarvestLink, AHostileCommitPlanIsRefused) {
   std::string out = Work / "out";
-  std::string flags = "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " +
-                      linkFlag();
+  std::string flags =
+      "--compiler=clang --mode=plugin --policy=random:0.5:7 --explore=3 --explore_order=first " + linkFlag();
   CommandResult killed = run("env MLGO_EXPLORE_KILL_AT=5 " + harvest(out, flags));
   ASSERT_EQ(killed.ExitCode, 128 + SIGKILL) << killed.Err;
   std::string plan = out + "/explore/commit/plan.json";
@@ -317,7 +317,9 @@ TEST_F(HarvestLink, AHostileCommitPlanIsRefused) {
            [](nlohmann::json &j) { j["rounds"] = 4294967295u; },
            [](nlohmann::json &j) { j["rounds"] = 18446744073709551615u; },
            [](nlohmann::json &j) { j["result"]["improved"] = 99; },
-           [](nlohmann::json &j) { j["improved"].push_back({{"module", "../../etc"}, {"round", 1}}); }}) {
+           [](nlohmann::json &j) {
+             j["improved"].push_back({{"module", "../../etc"}, {"round", 1}});
+           }}) {
     nlohmann::json j = nlohmann::json::parse(saved);
     edit(j);
     writeFile(plan, j.dump());

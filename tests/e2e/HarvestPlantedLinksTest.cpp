@@ -30,11 +30,7 @@ class HarvestPlantedLinks : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
     Fixture = new TempDir();
-    makeHarvestCorpus(Fixture->path(), 2);
-    fs::create_directories(*Fixture / "nested/sub");
-    fs::copy_file(*Fixture / "bc/m0.bc", *Fixture / "nested/sub/m0.bc");
-    fs::copy_file(*Fixture / "bc/m1.bc", *Fixture / "nested/m1.bc");
-    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "nested") + " --output_dir=" + quote(corpus()));
+    makeNestedHarvestCorpus(Fixture->path(), "corpus");
   }
   static void TearDownTestSuite() {
     delete Fixture;

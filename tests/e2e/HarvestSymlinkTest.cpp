@@ -32,12 +32,7 @@ protected:
   // A corpus whose first module nests (sub/m0, m1), and one harvest of it.
   static void SetUpTestSuite() {
     Fixture = new TempDir();
-    makeHarvestCorpus(Fixture->path(), 2);
-    fs::create_directories(*Fixture / "nested/sub");
-    fs::copy_file(*Fixture / "bc/m0.bc", *Fixture / "nested/sub/m0.bc");
-    fs::copy_file(*Fixture / "bc/m1.bc", *Fixture / "nested/m1.bc");
-    mustRun(tool("make-corpus") + " -q --input_dir=" + quote(*Fixture / "nested") +
-            " --output_dir=" + quote(nestedCorpus()));
+    makeNestedHarvestCorpus(Fixture->path(), "nested-corpus");
     mustRun(harvestCommand(nestedCorpus(), *Fixture / "harvest", HarvestFlags));
   }
   static void TearDownTestSuite() {

@@ -36,6 +36,16 @@ std::string makeHarvestCorpus(const std::string &dir, int count) {
   return dir + "/corpus";
 }
 
+std::string makeNestedHarvestCorpus(const std::string &dir, const std::string &name) {
+  makeHarvestCorpus(dir, 2);
+  std::filesystem::create_directories(dir + "/nested/sub");
+  std::filesystem::copy_file(dir + "/bc/m0.bc", dir + "/nested/sub/m0.bc");
+  std::filesystem::copy_file(dir + "/bc/m1.bc", dir + "/nested/m1.bc");
+  std::string corpus = dir + "/" + name;
+  mustRun(tool("make-corpus") + " -q --input_dir=" + quote(dir + "/nested") + " --output_dir=" + quote(corpus));
+  return corpus;
+}
+
 std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
                                       const std::vector<std::pair<std::string, std::string>> &sources,
                                       const std::string &clangFlags, ObjectListing listing, const std::string &prefix) {

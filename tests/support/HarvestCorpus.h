@@ -21,6 +21,10 @@ namespace mlgo::test {
 /// unoptimized bitcode, and makes `<dir>/corpus`. Returns the corpus path.
 std::string makeHarvestCorpus(const std::string &dir, int count);
 
+/// makeHarvestCorpus' two modules with the first nested (sub/m0, m1), as a
+/// corpus made by make-corpus at <dir>/<name>. Returns its path.
+std::string makeNestedHarvestCorpus(const std::string &dir, const std::string &name);
+
 /// How extract-ir finds the objects of makeEmbeddedBitcodeCorpus.
 enum class ObjectListing {
   Directory,       // --input_type=directory over the objects directory
