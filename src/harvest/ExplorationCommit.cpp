@@ -412,8 +412,14 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
     return std::move(e);
   commitPoint();
 
-  // The dataset last: the exploration is recorded whole before it, so a
-  // dataset that cannot be written costs only itself.
+  // Complete: the commit goes in one rename, then its files.
+  if (llvm::Error e = renameBelowExplore(out, CommitDir, CommitDone))
+    return std::move(e);
+  if (llvm::Error e = removeTreeBeneath(out, CommitDone))
+    log::warning("--explore: cannot remove " + joinPath(out, CommitDone) + ": " + llvm::toString(std::move(e)));
+  // The dataset last, after the commit: the exploration is recorded whole
+  // before it, so a dataset that cannot be written costs only itself (and
+  // merge-harvest --tfrecord writes it again from the directory).
   if (!settings.TrajectoryTFRecord.empty()) {
     auto written = writeImitationTrajectories(plan.Imitation, settings.TrajectoryTFRecord);
     if (!written)
@@ -427,13 +433,7 @@ llvm::Expected<ExploreResult> finishCommit(const HarvestOptions &options, const 
                                                  {"without_decisions", written->SkippedWithoutDecisions}};
     if (llvm::Error e = writeFileAtomically(summaryPath, summary.dump(2) + "\n"))
       return std::move(e);
-    commitPoint();
   }
-  // Complete: the commit goes in one rename, then its files.
-  if (llvm::Error e = renameBelowExplore(out, CommitDir, CommitDone))
-    return std::move(e);
-  if (llvm::Error e = removeTreeBeneath(out, CommitDone))
-    log::warning("--explore: cannot remove " + joinPath(out, CommitDone) + ": " + llvm::toString(std::move(e)));
   return result;
 }
 

@@ -137,7 +137,8 @@ llvm::Error JournalAppender::open(llvm::StringRef path, bool truncate, const nlo
   llvm::consumeError(close());
   Path = path.str();
   FirstError.clear();
-  // Never appended through a link planted at its name, nor to a FIFO or device.
+  // Never appended through a link planted at its name; a FIFO there cannot
+  // block the open.
   Fd = ::open(Path.c_str(),
               O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (truncate ? O_TRUNC : 0), 0644);
   if (Fd < 0 && errno == ELOOP)
@@ -150,12 +151,6 @@ llvm::Error JournalAppender::open(llvm::StringRef path, bool truncate, const nlo
   struct stat st;
   if (::fstat(Fd, &st) != 0)
     return errnoError(errno, "cannot read journal", Path);
-  if (!S_ISREG(st.st_mode)) {
-    ::close(Fd);
-    Fd = -1;
-    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
-                                   "cannot open journal %s: not a regular file", Path.c_str());
-  }
   off_t end = st.st_size;
   char c = 0;
   while (end > 0 && ::pread(Fd, &c, 1, end - 1) == 1 && c != '\n')
