@@ -5,7 +5,7 @@
 // trajectoryLine reads back equal.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/policy/Trajectory.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = mlgo::fuzz::writeScratch("trajectories.jsonl", data, size);

@@ -1,8 +1,10 @@
+#include "mlgo/harvest/HarvestTrajectories.h"
+
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/Harvester.h"
-#include "mlgo/harvest/Trajectory.h"
 #include "mlgo/log/TrainingLog.h"
+#include "mlgo/policy/Trajectory.h"
 #include "mlgo/support/PathUtil.h"
 
 namespace mlgo {

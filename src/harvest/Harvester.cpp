@@ -7,12 +7,12 @@
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/support/Version.h"
 
+#include "mlgo/harvest/HarvestTrajectories.h"
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/ModeSelection.h"
 #include "mlgo/harvest/NativeSize.h"
 #include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/RegallocReward.h"
-#include "mlgo/harvest/Trajectory.h"
 #include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogDataset.h"

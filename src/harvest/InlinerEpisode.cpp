@@ -3,7 +3,7 @@
 
 #include "mlgo/harvest/InteractiveSession.h"
 #include "mlgo/harvest/NativeSize.h"
-#include "mlgo/harvest/Policy.h"
+#include "mlgo/policy/Policy.h"
 #include "mlgo/support/OutputFile.h"
 #include "mlgo/support/PathUtil.h"
 

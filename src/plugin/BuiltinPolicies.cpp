@@ -1,7 +1,7 @@
 // The in-process versions of harvest-logs' default and random policies.
-#include "mlgo/harvest/InProcessPolicy.h"
-#include "mlgo/harvest/Policy.h"
-#include "mlgo/harvest/RandomStream.h"
+#include "mlgo/policy/InProcessPolicy.h"
+#include "mlgo/policy/Policy.h"
+#include "mlgo/policy/RandomStream.h"
 
 namespace mlgo {
 namespace {

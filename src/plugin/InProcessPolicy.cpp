@@ -1,4 +1,4 @@
-#include "mlgo/harvest/InProcessPolicy.h"
+#include "mlgo/policy/InProcessPolicy.h"
 
 #include <map>
 #include <mutex>

@@ -9,8 +9,8 @@
 //     -mlgo-inliner-log=m.log [-mlgo-inliner-policy=random:0.5:7] m.bc -o out.bc
 //   clang-22 -fpass-plugin=libMLGOInlineAdvisor.so -mllvm -mlgo-inliner-log=m.log ...
 #include "ExplorationChain.h"
-#include "mlgo/harvest/InProcessPolicy.h"
 #include "mlgo/log/TrainingLog.h"
+#include "mlgo/policy/InProcessPolicy.h"
 #include "mlgo/support/FileDescriptorIo.h"
 
 #include "llvm/Analysis/AssumptionCache.h"

@@ -2,15 +2,15 @@
 // or tflite:DIR): LLVM's ML advisor computes the features and asks over its
 // interactive channel, as in harvest-logs' interactive mode, but the channel is
 // served by a thread of the compiler, which decides with harvest-logs' own
-// Policy (src/harvest/RandomPolicy.cpp, TFLitePolicy.cpp), so both modes take
+// Policy (src/policy/RandomPolicy.cpp, TFLitePolicy.cpp), so both modes take
 // the same decisions and write the same observations. RAGreedy then uses the
 // ML advisor's answer.
 #pragma once
 
 #include "RegAllocChannelTrace.h"
 
-#include "mlgo/harvest/Policy.h"
 #include "mlgo/log/Problem.h"
+#include "mlgo/policy/Policy.h"
 
 #include "llvm/Support/Error.h"
 

@@ -2,8 +2,8 @@
 // did (Trajectory.h), then, when the trajectory names one, as its `then`
 // policy. harvest-logs hands each compile a file holding only its module's
 // line; run by hand, FILE may hold the whole corpus.
-#include "mlgo/harvest/InProcessPolicy.h"
-#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/policy/InProcessPolicy.h"
+#include "mlgo/policy/Trajectory.h"
 
 namespace mlgo {
 namespace {

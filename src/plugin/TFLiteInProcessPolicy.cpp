@@ -1,11 +1,11 @@
 // `tflite:DIR` inside the compiler: ml-compiler-opt's policy directory
 // (model.tflite + output_spec.json) evaluated by our native TFLite evaluator
 // (src/model/) on the features LLVM's MLInlineAdvisor computed, bound and
-// decided exactly as on the interactive channel (src/harvest/TFLitePolicy.cpp):
+// decided exactly as on the interactive channel (src/policy/TFLitePolicy.cpp):
 // inputs by name, absent ones fed zeros, output 0 the decision (non-zero:
 // inline), later outputs logged under their logging names.
-#include "mlgo/harvest/InProcessPolicy.h"
 #include "mlgo/model/PolicyModel.h"
+#include "mlgo/policy/InProcessPolicy.h"
 
 #include <algorithm>
 #include <cstring>

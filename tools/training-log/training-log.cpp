@@ -1,5 +1,5 @@
 // training-log: read, check and convert MLGO training logs.
-#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/harvest/HarvestTrajectories.h"
 #include "mlgo/log/DatasetFile.h"
 #include "mlgo/log/LogCheck.h"
 #include "mlgo/log/LogDataset.h"

@@ -7,8 +7,8 @@
 #include "mlgo/harvest/CompilerDriver.h"
 #include "mlgo/harvest/LinkStep.h"
 #include "mlgo/harvest/ModulePlan.h"
-#include "mlgo/harvest/Policy.h"
 #include "mlgo/log/Problem.h"
+#include "mlgo/policy/Policy.h"
 #include "mlgo/support/Landlock.h"
 
 #include "llvm/Support/Error.h"

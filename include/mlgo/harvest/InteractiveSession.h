@@ -5,7 +5,7 @@
 #pragma once
 
 #include "mlgo/harvest/CompileServerClient.h"
-#include "mlgo/harvest/Policy.h"
+#include "mlgo/policy/Policy.h"
 #include "mlgo/support/ChildProcess.h"
 
 #include "llvm/Support/raw_ostream.h"

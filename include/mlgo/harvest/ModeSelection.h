@@ -4,8 +4,8 @@
 #pragma once
 
 #include "mlgo/harvest/CompilerDriver.h"
-#include "mlgo/harvest/Policy.h"
 #include "mlgo/log/Problem.h"
+#include "mlgo/policy/Policy.h"
 
 #include "llvm/Support/Error.h"
 

@@ -5,7 +5,7 @@
 
 #include "mlgo/harvest/CompilerDriver.h"
 #include "mlgo/harvest/InteractiveSession.h"
-#include "mlgo/harvest/Policy.h"
+#include "mlgo/policy/Policy.h"
 
 #include "llvm/ADT/StringRef.h"
 

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/policy/Trajectory.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

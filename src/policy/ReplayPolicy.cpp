@@ -1,8 +1,8 @@
 // --policy=replay:FILE: answer every inlining query as the module's recorded
 // trajectory did. Interactive mode asks this host; plugin mode hands the
 // module's trajectory to the plugin's replay policy (ReplayInProcessPolicy.cpp).
-#include "mlgo/harvest/Policy.h"
-#include "mlgo/harvest/Trajectory.h"
+#include "mlgo/policy/Policy.h"
+#include "mlgo/policy/Trajectory.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/ADT/SmallString.h"

@@ -1,3 +1,4 @@
+// policy/: the policies a harvest asks (spec, default, random, exec, tflite, replay); knows nothing of harvests.
 // Who decides each inlining query of an interactive compile.
 #pragma once
 

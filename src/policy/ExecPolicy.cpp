@@ -1,4 +1,4 @@
-#include "mlgo/harvest/Policy.h"
+#include "mlgo/policy/Policy.h"
 
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/Interrupt.h"

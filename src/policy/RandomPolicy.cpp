@@ -1,5 +1,5 @@
-#include "mlgo/harvest/Policy.h"
-#include "mlgo/harvest/RandomStream.h"
+#include "mlgo/policy/Policy.h"
+#include "mlgo/policy/RandomStream.h"
 
 #include <random>
 

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/Policy.h"
+#include "mlgo/policy/Policy.h"
 
 #include "llvm/ADT/StringExtras.h"
 
