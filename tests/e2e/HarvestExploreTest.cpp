@@ -42,7 +42,7 @@ void checkSchema(const std::string &schema, const std::string &file, bool lines)
           quote(file));
 }
 
-class HarvestExplore : public InlinerCorpusSuite {
+class HarvestExplore : public SmallInlinerCorpusSuite {
 protected:
   std::string harvest(const std::string &out, const std::string &flags) {
     return harvestCommand(corpus(), out, "--num_workers=2 " + flags);

@@ -56,7 +56,7 @@ std::vector<nlohmann::json> table(const std::string &path) {
   return out;
 }
 
-class IR2VecEmbed : public InlinerCorpusSuite {
+class IR2VecEmbed : public SmallInlinerCorpusSuite {
 protected:
   void SetUp() override {
     mustRun("/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/python/make_ir2vec_vocab.py") +

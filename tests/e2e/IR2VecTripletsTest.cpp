@@ -31,7 +31,7 @@ std::vector<std::string> lines(const std::string &text) {
   return out;
 }
 
-class IR2VecTriplets : public InlinerCorpusSuite {
+class IR2VecTriplets : public SmallInlinerCorpusSuite {
 protected:
   CommandResult triplets(const std::string &corpus, const std::string &out, const std::string &flags) {
     return run(quote(tool("mlgo-ir2vec")) + " triplets --corpus=" + quote(corpus) + " --output_dir=" + quote(out) +

@@ -69,7 +69,7 @@ struct Reaper {
   }
 };
 
-class OutputDirectory : public InlinerCorpusSuite {
+class OutputDirectory : public SmallInlinerCorpusSuite {
 protected:
   TempDir Work;
 };

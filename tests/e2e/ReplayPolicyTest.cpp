@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> Modules = {"m1.o", "m2.o", "m3.o", "m4.o"};
 
-class ReplayPolicy : public InlinerCorpusSuite {
+class ReplayPolicy : public SmallInlinerCorpusSuite {
 protected:
   std::string harvest(const std::string &out, const std::string &flags) {
     return harvestCommand(corpus(), out, "--num_workers=2 " + flags);

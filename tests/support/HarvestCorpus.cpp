@@ -70,10 +70,10 @@ std::string makeEmbeddedBitcodeCorpus(const std::string &dir,
   return corpus;
 }
 
-std::string makeInlinerCompileDbCorpus(const std::string &dir) {
+std::string makeInlinerCompileDbCorpus(const std::string &dir, int leaves, int mids) {
   std::vector<std::pair<std::string, std::string>> sources;
   for (int i = 1; i <= 4; ++i)
-    sources.push_back({"m" + std::to_string(i), inlinerSource(30 * i, 40 * i)});
+    sources.push_back({"m" + std::to_string(i), inlinerSource(leaves * i, mids * i)});
   return makeEmbeddedBitcodeCorpus(dir, sources, "-Oz", ObjectListing::CompileCommands);
 }
 
@@ -85,6 +85,18 @@ void InlinerCorpusSuite::SetUpTestSuite() {
 }
 
 void InlinerCorpusSuite::TearDownTestSuite() {
+  delete Fixture;
+  Fixture = nullptr;
+}
+
+TempDir *SmallInlinerCorpusSuite::Fixture = nullptr;
+
+void SmallInlinerCorpusSuite::SetUpTestSuite() {
+  Fixture = new TempDir();
+  makeInlinerCompileDbCorpus(Fixture->path(), 8, 10);
+}
+
+void SmallInlinerCorpusSuite::TearDownTestSuite() {
   delete Fixture;
   Fixture = nullptr;
 }

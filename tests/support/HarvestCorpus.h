@@ -48,12 +48,27 @@ std::string cmdFileOf(const std::string &corpus, const std::string &stem);
 void appendToCmd(const std::string &corpus, const std::string &stem, const std::vector<std::string> &args);
 
 /// The four-module inliner corpus of the harvest-logs tests in <dir>/corpus:
-/// m1..m4 with inlinerSource(30 * i, 40 * i), -Oz, through a compilation database.
-std::string makeInlinerCompileDbCorpus(const std::string &dir);
+/// m1..m4 with inlinerSource(leaves * i, mids * i), -Oz, through a
+/// compilation database.
+std::string makeInlinerCompileDbCorpus(const std::string &dir, int leaves = 30, int mids = 40);
 
 /// Base of the test suites that harvest makeInlinerCompileDbCorpus: built once
 /// per suite, in a directory removed after it.
 class InlinerCorpusSuite : public ::testing::Test {
+protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  static std::string corpus() { return *Fixture / "corpus"; }
+
+private:
+  static TempDir *Fixture;
+};
+
+/// The same four modules at about a quarter of the size (80 to 330
+/// decisions, against 330 to 1,360): for the suites that compile every
+/// module many times over (exploration, replay), where the module's size
+/// adds time but no case.
+class SmallInlinerCorpusSuite : public ::testing::Test {
 protected:
   static void SetUpTestSuite();
   static void TearDownTestSuite();
