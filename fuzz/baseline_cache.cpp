@@ -5,7 +5,7 @@
 // key and whose check is the one a store of that size writes.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/BaselineCache.h"
+#include "mlgo/evaluate/BaselineCache.h"
 
 #include <nlohmann/json.hpp>
 

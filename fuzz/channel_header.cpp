@@ -14,7 +14,7 @@
 // reply.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/compile/InteractiveSession.h"
 
 #include <cstring>
 

@@ -8,7 +8,7 @@
 #include "FuzzSupport.h"
 
 #include "mlgo/corpus/LinkOrder.h"
-#include "mlgo/harvest/LinkStep.h"
+#include "mlgo/evaluate/LinkStep.h"
 
 #include <algorithm>
 #include <set>

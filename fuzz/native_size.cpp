@@ -7,7 +7,7 @@
 // and give the same answer when asked twice.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = mlgo::fuzz::writeScratch("m.o", data, size);

@@ -8,7 +8,7 @@
 // SpillReloadCopies remark have one.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/evaluate/RegallocReward.h"
 
 #include <cmath>
 

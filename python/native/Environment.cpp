@@ -3,8 +3,8 @@
 // GIL, so other Python threads run while opt works.
 #include "Bindings.h"
 
-#include "mlgo/harvest/InlinerEpisode.h"
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/InlinerEpisode.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 #include <pybind11/stl.h>
 

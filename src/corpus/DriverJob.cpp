@@ -1,6 +1,6 @@
 #include "mlgo/corpus/DriverJob.h"
 
-#include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/support/ToolAccess.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 #include "mlgo/support/Watchdog.h"

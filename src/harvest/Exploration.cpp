@@ -2,12 +2,12 @@
 
 #include "mlgo/compare/DecisionSites.h"
 
+#include "mlgo/compile/PluginMode.h"
 #include "mlgo/harvest/ExplorationCommit.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/HarvestTrajectories.h"
 #include "mlgo/harvest/ImitationDataset.h"
-#include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/StepCertainty.h"
 #include "mlgo/policy/RandomStream.h"
 #include "mlgo/policy/Trajectory.h"

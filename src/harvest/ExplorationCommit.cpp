@@ -1,10 +1,10 @@
 #include "mlgo/harvest/ExplorationCommit.h"
 
+#include "mlgo/compile/WorkDirectory.h"
 #include "mlgo/corpus/ModuleNaming.h"
+#include "mlgo/evaluate/LinkStep.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
-#include "mlgo/harvest/LinkStep.h"
-#include "mlgo/harvest/WorkDirectory.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/DirectoryLock.h"
@@ -17,11 +17,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <csignal>
-#include <limits>
-#include <set>
 #include <cstdlib>
 #include <fcntl.h>
+#include <limits>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 namespace mlgo {
@@ -149,7 +149,8 @@ llvm::Expected<CommitPlan> parsePlan(const std::string &text, const std::string 
   std::set<std::string> kept;
   for (const CommitPlan::Kept &k : plan.Improved)
     if (!names.count(k.Module) || !kept.insert(k.Module).second || k.Round < 1 || k.Round > plan.Rounds)
-      return bad("improved module " + k.Module + " is not one of the plan's modules, is listed twice, or names no "
+      return bad("improved module " + k.Module +
+                 " is not one of the plan's modules, is listed twice, or names no "
                  "round that ran");
   if (result.Modules != plan.Imitation.size() || result.Improved != plan.Improved.size())
     return bad("its counts do not match its lists");

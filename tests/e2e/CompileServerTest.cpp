@@ -7,7 +7,7 @@
 #include "support/Strace.h"
 #include "support/TestSupport.h"
 
-#include "mlgo/harvest/CompileServerClient.h"
+#include "mlgo/compile/CompileServerClient.h"
 
 #include "llvm/Config/llvm-config.h"
 

@@ -2,7 +2,7 @@
 // the real opt-22 / clang-22. Its logs must equal the interactive host's byte
 // for byte, its output the ordinary inliner's; auto mode must pick it only
 // where it loads, and say why.
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"

@@ -1,7 +1,7 @@
 // harvest-logs end to end: the real opt-22/llc-22/clang-22 on a generated
 // corpus with thousands of call sites, and fake compilers only where a fault
 // must be injected (crash, hang, garbage on the channel, a TFLite build).
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 #include "mlgo/log/TrainingLog.h"
 
 #include "support/Deadline.h"

@@ -11,7 +11,8 @@ trap 'rm -rf "$work"' EXIT
 bin=$build/bin
 
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-for f in include/mlgo/log/TrainingLog.h include/mlgo/corpus/CorpusDescription.h include/mlgo/support/Version.h; do
+for f in include/mlgo/log/TrainingLog.h include/mlgo/corpus/CorpusDescription.h include/mlgo/support/Version.h \
+  include/mlgo/compile/CompilerDriver.h include/mlgo/evaluate/NativeSize.h include/mlgo/policy/Policy.h; do
   [ -f "$work/prefix/$f" ] || { echo "FAIL: cmake --install did not install $f" >&2; exit 1; }
 done
 config=$(find "$work/prefix" -name mlgoConfig.cmake)
@@ -35,7 +36,8 @@ decisions=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dec
 cmake -S "$source/tests/install/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
 cmake --build "$work/consumer" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
-"$work/consumer/mlgo_consumer" "$work/corpus" "$work/harvest/logs/calls.log" >"$work/out.txt"
+"$clang" -c -Oz "$work/calls.c" -o "$work/calls.o"
+"$work/consumer/mlgo_consumer" "$work/corpus" "$work/harvest/logs/calls.log" "$work/calls.o" >"$work/out.txt"
 cat "$work/out.txt"
 
 expect() { # key value
@@ -47,4 +49,6 @@ expect observations "$decisions"
 expect version "$("$bin/harvest-logs" --version >/dev/null && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mlgo_version"])' "$work/harvest/summary.json")"
 # The header line, read independently of our reader.
 expect features "$(head -n1 "$work/harvest/logs/calls.log" | python3 -c 'import json,sys; print(len(json.loads(sys.stdin.readline())["features"]))')"
+# The object's text size, as llvm-size counts it.
+expect text "$(llvm-size-22 -B "$work/calls.o" | awk 'NR == 2 { print $1 }')"
 echo "PASS: consumer built against the installed mlgo read the corpus and a ${decisions}-decision log"

@@ -1,7 +1,7 @@
 // --baseline_cache (issue #23): sizes come back only for their own key, from
 // an entry that checks; whatever else is in the directory is a miss; and
 // writers racing on one key leave one whole entry.
-#include "mlgo/harvest/BaselineCache.h"
+#include "mlgo/evaluate/BaselineCache.h"
 
 #include "support/TestSupport.h"
 

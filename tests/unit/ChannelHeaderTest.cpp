@@ -1,4 +1,4 @@
-#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/compile/InteractiveSession.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // What the compiler supports: our own LLVM's tools are known without being
 // started (they run the libLLVM we have loaded), and agree with the probe
 // that any other compiler gets.
-#include "mlgo/harvest/CompilerDriver.h"
-#include "mlgo/harvest/OwnLlvmTools.h"
+#include "mlgo/compile/CompilerDriver.h"
+#include "mlgo/compile/OwnLlvmTools.h"
 
 #include "support/TestSupport.h"
 

@@ -3,7 +3,7 @@
 // compile reads and executes only what it is given, at every ABI we degrade
 // to; without Landlock (simulated) it runs, unconfined, and the harvest
 // summary says so.
-#include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/compile/CompileConfinement.h"
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/Landlock.h"

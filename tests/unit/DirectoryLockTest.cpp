@@ -1,7 +1,7 @@
 // DirectoryLock (one run per output directory) and workDirectoryName (work
 // directories that never nest): issue #20, findings 10 and 11.
 #include "mlgo/support/DirectoryLock.h"
-#include "mlgo/harvest/WorkDirectory.h"
+#include "mlgo/compile/WorkDirectory.h"
 
 #include "support/TestSupport.h"
 

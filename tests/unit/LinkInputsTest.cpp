@@ -2,7 +2,7 @@
 // real clang-22 makes: a plain one passes; one whose module names libraries,
 // one carrying a link-time compiler's sections (as module asm can put
 // there), and a linked executable are refused, each named.
-#include "mlgo/harvest/LinkInputs.h"
+#include "mlgo/evaluate/LinkInputs.h"
 
 #include "support/TestSupport.h"
 

@@ -1,6 +1,6 @@
 // The pure parts of harvest-logs --link: the template, the command it
 // makes, the link order (the e2e suite HarvestLink runs real links).
-#include "mlgo/harvest/LinkStep.h"
+#include "mlgo/evaluate/LinkStep.h"
 
 #include <gtest/gtest.h>
 

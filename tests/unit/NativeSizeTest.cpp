@@ -1,7 +1,7 @@
 // berkeleyTextSize and berkeleySizes read what a compiler (or a linker)
 // wrote: only an object file for a known machine is measured, and a huge
 // file is mapped, never read into memory whole.
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 #include "support/TestSupport.h"
 

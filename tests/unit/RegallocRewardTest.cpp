@@ -1,4 +1,4 @@
-#include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/evaluate/RegallocReward.h"
 
 #include "support/TestSupport.h"
 

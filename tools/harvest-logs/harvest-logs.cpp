@@ -1,12 +1,12 @@
 // harvest-logs: training logs for every module of a corpus, from the ML
 // inliner advisor of a stock LLVM (interactive mode) or a TFLite-built one
 // (development mode).
-#include "mlgo/harvest/CompileServerChoice.h"
+#include "mlgo/compile/CompileServerChoice.h"
+#include "mlgo/compile/ModeSelection.h"
+#include "mlgo/compile/PluginMode.h"
 #include "mlgo/harvest/Exploration.h"
 #include "mlgo/harvest/Harvester.h"
 #include "mlgo/harvest/IR2VecVocabulary.h"
-#include "mlgo/harvest/ModeSelection.h"
-#include "mlgo/harvest/PluginMode.h"
 #include "mlgo/harvest/PolicyBatch.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/CommandLine.h"

@@ -3,9 +3,9 @@
 // a journal (resume), a summary and optionally the TFRecord dataset.
 #pragma once
 
-#include "mlgo/harvest/CompileServerClient.h"
-#include "mlgo/harvest/CompilerDriver.h"
-#include "mlgo/harvest/LinkStep.h"
+#include "mlgo/compile/CompileServerClient.h"
+#include "mlgo/compile/CompilerDriver.h"
+#include "mlgo/evaluate/LinkStep.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/log/Problem.h"
 #include "mlgo/policy/Policy.h"

@@ -3,7 +3,7 @@
 // development mode where the compiler has it, then the interactive channel.
 #pragma once
 
-#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/compile/CompilerDriver.h"
 #include "mlgo/log/Problem.h"
 #include "mlgo/policy/Policy.h"
 

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/compile/PluginMode.h"
 
 #include "mlgo/support/PathUtil.h"
 

@@ -1,8 +1,8 @@
-#include "mlgo/harvest/CompileServerChoice.h"
+#include "mlgo/compile/CompileServerChoice.h"
 
-#include "mlgo/harvest/CompileServerClient.h"
-#include "mlgo/harvest/OwnLlvmTools.h"
-#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/compile/CompileServerClient.h"
+#include "mlgo/compile/OwnLlvmTools.h"
+#include "mlgo/compile/PluginMode.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/Config/llvm-config.h"

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/OwnLlvmTools.h"
+#include "mlgo/compile/OwnLlvmTools.h"
 
 #include "mlgo/support/PathUtil.h"
 

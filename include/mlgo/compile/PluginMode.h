@@ -3,8 +3,8 @@
 // runs the compile and keeps the log.
 #pragma once
 
-#include "mlgo/harvest/CompilerDriver.h"
-#include "mlgo/harvest/InteractiveSession.h"
+#include "mlgo/compile/CompilerDriver.h"
+#include "mlgo/compile/InteractiveSession.h"
 #include "mlgo/policy/Policy.h"
 
 #include "llvm/ADT/StringRef.h"

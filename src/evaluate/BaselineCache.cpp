@@ -1,6 +1,6 @@
-#include "mlgo/harvest/BaselineCache.h"
+#include "mlgo/evaluate/BaselineCache.h"
 
-#include "mlgo/harvest/OwnLlvmTools.h"
+#include "mlgo/compile/OwnLlvmTools.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"

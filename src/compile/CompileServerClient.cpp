@@ -1,6 +1,6 @@
-#include "mlgo/harvest/CompileServerClient.h"
+#include "mlgo/compile/CompileServerClient.h"
 
-#include "mlgo/harvest/OwnLlvmTools.h"
+#include "mlgo/compile/OwnLlvmTools.h"
 #include "mlgo/server/CompileServerProtocol.h"
 
 #include "llvm/Config/llvm-config.h"

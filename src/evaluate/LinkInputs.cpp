@@ -1,6 +1,6 @@
-#include "mlgo/harvest/LinkInputs.h"
+#include "mlgo/evaluate/LinkInputs.h"
 
-#include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/compile/CompileConfinement.h"
 #include "mlgo/support/PathUtil.h"
 
 #include "llvm/BinaryFormat/ELF.h"

@@ -1,8 +1,8 @@
-#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/compile/CompilerDriver.h"
 
-#include "mlgo/harvest/CompileConfinement.h"
-#include "mlgo/harvest/OwnLlvmTools.h"
-#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/compile/CompileConfinement.h"
+#include "mlgo/compile/OwnLlvmTools.h"
+#include "mlgo/compile/PluginMode.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
 

@@ -4,7 +4,7 @@
 // are merged, COMDAT copies kept once; the linked size does not.
 #pragma once
 
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

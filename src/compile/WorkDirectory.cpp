@@ -1,4 +1,4 @@
-#include "mlgo/harvest/WorkDirectory.h"
+#include "mlgo/compile/WorkDirectory.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

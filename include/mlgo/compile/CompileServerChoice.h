@@ -5,7 +5,7 @@
 // gets exec, and the reason goes to summary.json.
 #pragma once
 
-#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/compile/CompilerDriver.h"
 
 #include "llvm/Support/Error.h"
 

@@ -9,7 +9,7 @@
 // key's is a miss, never a size (docs/harvest-logs.md#baseline-cache).
 #pragma once
 
-#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/compile/CompilerDriver.h"
 
 #include "llvm/Support/Error.h"
 

@@ -4,7 +4,7 @@
 // query through the policy, and writes the development-mode-compatible log.
 #pragma once
 
-#include "mlgo/harvest/CompileServerClient.h"
+#include "mlgo/compile/CompileServerClient.h"
 #include "mlgo/policy/Policy.h"
 #include "mlgo/support/ChildProcess.h"
 

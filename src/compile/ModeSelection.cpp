@@ -1,8 +1,8 @@
-#include "mlgo/harvest/ModeSelection.h"
+#include "mlgo/compile/ModeSelection.h"
 
-#include "mlgo/harvest/CompileConfinement.h"
-#include "mlgo/harvest/InteractiveSession.h"
-#include "mlgo/harvest/PluginMode.h"
+#include "mlgo/compile/CompileConfinement.h"
+#include "mlgo/compile/InteractiveSession.h"
+#include "mlgo/compile/PluginMode.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/PathUtil.h"
 

@@ -1,8 +1,8 @@
-#include "mlgo/harvest/InlinerEpisode.h"
-#include "mlgo/harvest/CompileConfinement.h"
+#include "mlgo/evaluate/InlinerEpisode.h"
+#include "mlgo/compile/CompileConfinement.h"
 
-#include "mlgo/harvest/InteractiveSession.h"
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/compile/InteractiveSession.h"
+#include "mlgo/evaluate/NativeSize.h"
 #include "mlgo/policy/Policy.h"
 #include "mlgo/support/OutputFile.h"
 #include "mlgo/support/PathUtil.h"

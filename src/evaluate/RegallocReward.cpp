@@ -1,4 +1,4 @@
-#include "mlgo/harvest/RegallocReward.h"
+#include "mlgo/evaluate/RegallocReward.h"
 
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/OutputFile.h"

@@ -1,8 +1,8 @@
-#include "mlgo/harvest/LinkStep.h"
+#include "mlgo/evaluate/LinkStep.h"
 
-#include "mlgo/harvest/InteractiveSession.h"
-#include "mlgo/harvest/LinkInputs.h"
-#include "mlgo/harvest/WorkDirectory.h"
+#include "mlgo/compile/InteractiveSession.h"
+#include "mlgo/compile/WorkDirectory.h"
+#include "mlgo/evaluate/LinkInputs.h"
 #include "mlgo/support/AtomicFile.h"
 #include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"

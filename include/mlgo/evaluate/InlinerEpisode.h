@@ -6,7 +6,7 @@
 // steps it query by query.
 #pragma once
 
-#include "mlgo/harvest/CompilerDriver.h"
+#include "mlgo/compile/CompilerDriver.h"
 #include "mlgo/log/TensorSpec.h"
 
 #include "llvm/Support/Error.h"

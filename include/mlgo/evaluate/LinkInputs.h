@@ -8,7 +8,7 @@
 // the linker runs confined to an allow-list of what it may read.
 #pragma once
 
-#include "mlgo/harvest/LinkStep.h"
+#include "mlgo/evaluate/LinkStep.h"
 #include "mlgo/support/Landlock.h"
 
 #include "llvm/ADT/StringRef.h"

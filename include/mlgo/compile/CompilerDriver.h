@@ -35,15 +35,15 @@ struct ModuleInputs {
 /// the in-process plugin (PluginMode.h) with its log and policy.
 struct AdvisorSetup {
   AdvisorMode Mode = AdvisorMode::Interactive;
-  std::string ChannelBase; // interactive
-  std::string TrainingLog; // development and plugin
+  std::string ChannelBase;                          // interactive
+  std::string TrainingLog;                          // development and plugin
   std::string PluginPath, PluginPolicy, ModuleName; // plugin
   std::string SitesFile;                            // plugin: each decision's call site (--decision_sites)
-  std::string ModelDir;    // development with a model
+  std::string ModelDir;                             // development with a model
   /// The inliner's IR2Vec embedding features (--ir2vec_vocab): the vocabulary
   /// file and the embedding kind ("" = LLVM's default).
   std::string IR2VecVocab, IR2VecKind;
-  bool Enabled = true;     // false: the ordinary inliner (baseline sizes, benchmarks)
+  bool Enabled = true; // false: the ordinary inliner (baseline sizes, benchmarks)
 };
 
 struct ModuleCommands {

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/NativeSize.h"
+#include "mlgo/evaluate/NativeSize.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELFObjectFile.h"
