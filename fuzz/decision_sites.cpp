@@ -6,7 +6,7 @@
 // equal; a tighter line bound only ever refuses more.
 #include "FuzzSupport.h"
 
-#include "mlgo/compare/DecisionSites.h"
+#include "mlgo/log/DecisionSites.h"
 #include "mlgo/support/JsonLinesJournal.h"
 
 #include <set>

@@ -6,7 +6,7 @@
 // shards' own modules, each with one kept trajectory, and its totals add up.
 #include "FuzzSupport.h"
 
-#include "mlgo/harvest/ExploredShards.h"
+#include "mlgo/explore/ExploredShards.h"
 
 #include <string_view>
 

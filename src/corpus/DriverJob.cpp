@@ -1,8 +1,8 @@
 #include "mlgo/corpus/DriverJob.h"
 
-#include "mlgo/support/ToolAccess.h"
 #include "mlgo/support/ChildProcess.h"
 #include "mlgo/support/PathUtil.h"
+#include "mlgo/support/ToolAccess.h"
 #include "mlgo/support/Watchdog.h"
 
 #include "llvm/ADT/ScopeExit.h"

@@ -269,7 +269,7 @@ LinkResult linkHarvest(const LinkRequest &request) {
                               " s (--link_timeout)"
                         : outcome.Detail;
     // The failures we can foresee: llc's static relocation model in a PIE
-    // link (docs/harvest-logs.md#linked-size), and the memory bound.
+    // link (docs/harvest-linking.md#linked-size), and the memory bound.
     llvm::StringRef tail = result.StderrTail;
     if (tail.contains("recompile with -fPIC"))
       result.Reason += "; in opt mode llc-22 compiles with the static relocation model, so link with -no-pie";

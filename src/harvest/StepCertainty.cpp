@@ -1,7 +1,7 @@
 #include "mlgo/harvest/StepCertainty.h"
 
-#include "mlgo/compare/DecisionSites.h"
 #include "mlgo/harvest/HarvestDataset.h"
+#include "mlgo/log/DecisionSites.h"
 #include "mlgo/log/TrainingLog.h"
 #include "mlgo/support/BeneathPath.h"
 

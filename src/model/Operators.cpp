@@ -1,3 +1,12 @@
+// The TFLite builtin operators a policy model may use: each one's checks at
+// load (shapes, types, options, what broadcasting it needs), its
+// preparation, and its kernel, evaluated on the model's arena. One file on
+// purpose (about 1,100 lines): the operators share the same helpers (shape
+// arithmetic, broadcast strides, the per-type dispatch macros), and the two
+// switches over the operator code (prepareOperator, runOperator) are the
+// one place that says what a model may use and how each is run; split by
+// operator, each file would be a few dozen lines that a reader must hold
+// against all the others.
 #include "Operators.h"
 
 #include <algorithm>

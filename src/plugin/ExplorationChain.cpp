@@ -30,7 +30,7 @@ void writeStatus(const std::string &dir, const std::string &json) {
     ::rename(temporary.c_str(), path.c_str());
 }
 
-// Test seam (docs/harvest-logs.md): MLGO_EXPLORE_CHAIN_FAULT=abort:I or
+// Test seam (docs/harvest-exploration.md#exploring-by-forking): MLGO_EXPLORE_CHAIN_FAULT=abort:I or
 // hang:I makes explored trajectory I crash or hang where it resumes;
 // die:I makes its checkpoint exit before it is resumed; slow:I makes
 // trajectory I outlast the timeout (link:I: plantLinkIfAsked).

@@ -1,5 +1,5 @@
 // The inliner plugin's half of harvest-logs --explore's fork chains
-// (docs/harvest-logs.md#exploring-by-forking). A module's base compile runs
+// (docs/harvest-exploration.md#exploring-by-forking). A module's base compile runs
 // with -mlgo-inliner-explore=K:ORDER:TIMEOUT:DIR. At every decision that
 // the next exploration could flip (the least certain so far after the last
 // flip, or the first after it), the compiler forks a paused checkpoint and
@@ -10,7 +10,7 @@
 // trajectory writes DIR/t<i>/ (training.log, sites.jsonl, native.o,
 // compile.stderr); its parent writes DIR/t<i>/status.json once it ended.
 // harvest-logs adopts a trajectory only when its decisions start with the
-// prefix it would have replayed (Harvester.cpp), so anything that goes wrong
+// prefix it would have replayed (explore/ForkChains.cpp), so anything that goes wrong
 // here costs a compile, not a wrong result.
 #pragma once
 

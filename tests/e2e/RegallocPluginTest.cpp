@@ -443,7 +443,7 @@ TEST_F(RegallocPlugin, TheLoggedPriorityIsTheDefaultPriorityOfItsQuery) {
 // query the answers cannot have influenced yet (a function's queries before
 // its first requeue in stage RS_Split: the allocator's seeding, before it
 // dequeues anything). The replayed allocation itself is not plain llc's:
-// the float column rounds priorities above 2^24 (docs/harvest-logs.md).
+// the float column rounds priorities above 2^24 (docs/harvest-regalloc.md).
 TEST_F(RegallocPlugin, PriorityFeaturesAreWhatLlvmsOwnChannelDeclaresAndStreams) {
   for (const std::string module : {"c", "cxx"}) {
     std::string log = Work / (module + ".plog");

@@ -3,9 +3,9 @@
 // or failed), the sites.jsonl reader on good and hostile lines, the flipped
 // sites, and the HTML page's escaping of names that come from the data.
 #include "mlgo/compare/ComparisonReport.h"
-#include "mlgo/compare/DecisionSites.h"
 #include "mlgo/compare/HarvestComparison.h"
 #include "mlgo/compare/HtmlReport.h"
+#include "mlgo/log/DecisionSites.h"
 
 #include "support/TestSupport.h"
 

@@ -1,8 +1,8 @@
 // The trajectories file of --policy=replay:FILE: what a line may hold, what
 // stops a run, and when a compile's decision count matches a trajectory.
 #include "mlgo/policy/Trajectory.h"
-#include "mlgo/harvest/Exploration.h"
-#include "mlgo/harvest/ImitationDataset.h"
+#include "mlgo/explore/Exploration.h"
+#include "mlgo/explore/ImitationDataset.h"
 #include "mlgo/policy/Policy.h"
 
 #include "support/TestSupport.h"

@@ -1,7 +1,7 @@
 // merge-harvest: join the shard directories of a sharded harvest-logs run
 // (--shard=I/N or auto, one --output_dir per shard) into one harvest
 // directory equal to a one-machine run.
-#include "mlgo/harvest/HarvestMerge.h"
+#include "mlgo/run/HarvestMerge.h"
 #include "mlgo/support/CommandLine.h"
 #include "mlgo/support/Interrupt.h"
 #include "mlgo/support/Log.h"

@@ -5,8 +5,8 @@
 // in one only, or failed in either, is listed, never silently dropped.
 #pragma once
 
-#include "mlgo/compare/DecisionSites.h"
 #include "mlgo/harvest/HarvestJournal.h"
+#include "mlgo/log/DecisionSites.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

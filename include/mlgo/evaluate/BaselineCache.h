@@ -6,7 +6,7 @@
 // the flags that change code generation. Entries are written whole (a
 // uniquely named temporary, then a rename), so concurrent writers of one key
 // leave one complete entry; an entry that is unreadable, damaged or another
-// key's is a miss, never a size (docs/harvest-logs.md#baseline-cache).
+// key's is a miss, never a size (docs/harvest-batches.md#baseline-cache).
 #pragma once
 
 #include "mlgo/compile/CompilerDriver.h"

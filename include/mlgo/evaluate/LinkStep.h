@@ -1,5 +1,5 @@
 // harvest-logs --link: the harvest's native objects linked into the program
-// they make, and the size of what ships (docs/harvest-logs.md#linked-size).
+// they make, and the size of what ships (docs/harvest-linking.md#linked-size).
 // Per-object sizes miss what the link does: functions that become dead or
 // are merged, COMDAT copies kept once; the linked size does not.
 #pragma once

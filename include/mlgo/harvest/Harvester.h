@@ -1,11 +1,15 @@
-// harvest-logs: compile every selected corpus module with the ML inliner
-// advisor in place, in parallel, and write one training log per module plus
-// a journal (resume), a summary and optionally the TFRecord dataset.
+// The harvest room (src/harvest/): one pass of one policy over a corpus.
+// Every selected module is compiled with the ML advisor in place, in
+// parallel (ModuleHarvest), and the pass writes one training log per module
+// plus a journal (resume), a summary and optionally the TFRecord dataset;
+// HarvestLink.h adds the link of its objects. It uses the compile/,
+// evaluate/ and policy/ rooms below it, and knows nothing of what composes
+// several passes (explore/, run/).
 #pragma once
 
-#include "mlgo/compile/CompileServerClient.h"
 #include "mlgo/compile/CompilerDriver.h"
 #include "mlgo/evaluate/LinkStep.h"
+#include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/ModulePlan.h"
 #include "mlgo/log/Problem.h"
 #include "mlgo/policy/Policy.h"
@@ -13,12 +17,18 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 namespace mlgo {
+
+class DefaultSizes;
+class ModuleCompileHooks;
+struct CorpusDescription;
 
 struct HarvestOptions {
   std::string CorpusDir, OutputDir;
@@ -61,24 +71,9 @@ struct HarvestOptions {
   std::string BaselineCacheDir;
   /// --link and its companions: link the objects after the compiles.
   LinkSettings Link;
-  /// --explore's fork chains (src/plugin/ExplorationChain.h): each base
-  /// compile that runs in the compile server with codegen in the same child
-  /// also explores up to Trajectories trajectories by forking at the
-  /// decisions to flip, ordered by Order (margin, logits or first); they
-  /// are kept in OUT/explore/chains/<module>/t<i>/ for the rounds to adopt.
-  struct {
-    unsigned Trajectories = 0; // 0: no chains
-    std::string Order;
-  } Chains;
-  /// A round of --explore: a module whose chained trajectory `Round` in
-  /// ChainsDir ended ok, followed `Then` and starts with the module's
-  /// `Prefix` is adopted instead of compiled (then measured, rewarded and
-  /// journaled as a compile is).
-  struct {
-    unsigned Round = 0; // 0: nothing to adopt
-    std::string ChainsDir, Then;
-    std::map<std::string, std::vector<bool>> Prefix;
-  } Adopt;
+  /// What a layer above adds to each module's compile (--explore's fork
+  /// chains, explore/ForkChains.h); none for a plain harvest.
+  std::shared_ptr<const ModuleCompileHooks> Hooks;
 };
 
 /// Whether the run writes sites files: requested, and in plugin mode (in
@@ -127,21 +122,37 @@ nlohmann::ordered_json harvestJournalOptions(const HarvestOptions &options);
 std::string shardSpec(const ModuleSelection &selection);
 
 /// Holding OUT's lock (OUT/.mlgo-harvest/lock, DirectoryLock.h), removes the
-/// temporaries of harvest-logs' own files that a killed run left
-/// (StaleTemporaries.h): at OUT's top those of summary.json, harvest.jsonl,
-/// explore.jsonl, profile_max.json and profile_pol.json, and in OUT/explore
-/// those of the first `exploreRounds` rounds' trajectory files
-/// (round-<N>.jsonl). Nothing else, and no link, is touched.
-llvm::Error removeDeadHarvestTemporaries(llvm::StringRef outputDir, unsigned exploreRounds = 0);
+/// temporaries of harvest-logs' own files at OUT's top that a killed run
+/// left (StaleTemporaries.h): those of summary.json, harvest.jsonl,
+/// explore.jsonl, profile_max.json and profile_pol.json. Nothing else, and
+/// no link, is touched.
+llvm::Error removeDeadHarvestTemporaries(llvm::StringRef outputDir);
 
-/// Runs the whole harvest. An Error means the job could not start (corpus
-/// unreadable, output not writable, compiler unusable); per-module failures
-/// are in the journal and the summary.
-llvm::Expected<HarvestSummary> runHarvest(const HarvestOptions &options);
+/// What a pass's compiles leave for a step after them.
+struct PassOutcome {
+  const CorpusDescription &Corpus;
+  const std::vector<PlannedModule> &Plan;
+  /// Every module's latest journal record, whatever this run's selection.
+  const std::map<std::string, HarvestRecord> &Done;
+  const DefaultSizes &Baselines;
+};
 
-/// --link again over options.OutputDir's staged objects, as the harvest's
-/// link step makes it (order, modules that are not ok), from the journal's
-/// latest records: --explore links its kept trajectories' objects so.
-llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options);
+/// What a caller adds around a pass's compiles (the link of its objects:
+/// HarvestLink.h); the pass knows nothing of what they are for.
+struct PassSteps {
+  /// Once the corpus is planned, before anything is compiled: an error ends
+  /// the run before any compile.
+  std::function<llvm::Error(const CorpusDescription &, const std::vector<PlannedModule> &)> BeforeCompiles;
+  /// After the compiles and the journal's compaction, before summary.json
+  /// is written: it may add to the summary.
+  std::function<void(const PassOutcome &, HarvestSummary &)> AfterCompiles;
+};
+
+/// One pass of one policy over the corpus: every selected module compiled
+/// (or resumed from the journal), its log placed, the journal compacted,
+/// summary.json and the dataset written. An Error means the job could not
+/// start (corpus unreadable, output not writable, compiler unusable);
+/// per-module failures are in the journal and the summary.
+llvm::Expected<HarvestSummary> runHarvestPass(const HarvestOptions &options, const PassSteps &steps = {});
 
 } // namespace mlgo

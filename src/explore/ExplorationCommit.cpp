@@ -1,4 +1,5 @@
-#include "mlgo/harvest/ExplorationCommit.h"
+#include "mlgo/explore/ExplorationCommit.h"
+#include "mlgo/harvest/HarvestLink.h"
 
 #include "mlgo/compile/WorkDirectory.h"
 #include "mlgo/corpus/ModuleNaming.h"
@@ -36,7 +37,7 @@ constexpr const char *PlanFormat = "mlgo-explore-commit-1";
 constexpr size_t MaxPlanBytes = size_t{64} << 20;
 constexpr uint64_t MaxCount = uint64_t{1} << 48;
 
-// Test seam (docs/harvest-logs.md): MLGO_EXPLORE_KILL_AT=N kills this
+// Test seam (docs/harvest-exploration.md#what-an-interrupted-exploration-leaves): MLGO_EXPLORE_KILL_AT=N kills this
 // process with SIGKILL at the Nth point of a commit (staging and installing),
 // as the OOM killer or a node failure could; tests walk every point.
 void commitPoint() {

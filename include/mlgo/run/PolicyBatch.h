@@ -9,7 +9,7 @@
 // its cells are its kept trajectories.
 #pragma once
 
-#include "mlgo/harvest/Exploration.h"
+#include "mlgo/explore/Exploration.h"
 #include "mlgo/harvest/Harvester.h"
 
 #include "llvm/Support/Error.h"

@@ -1,4 +1,4 @@
-#include "mlgo/harvest/ImitationDataset.h"
+#include "mlgo/explore/ImitationDataset.h"
 
 #include "mlgo/log/SequenceExample.h"
 #include "mlgo/log/TFRecord.h"

@@ -5,7 +5,7 @@
 // A shard is someone else's data: every line is checked before it is used.
 #pragma once
 
-#include "mlgo/harvest/ImitationDataset.h"
+#include "mlgo/explore/ImitationDataset.h"
 
 #include "llvm/Support/Error.h"
 

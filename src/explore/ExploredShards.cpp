@@ -1,4 +1,4 @@
-#include "mlgo/harvest/ExploredShards.h"
+#include "mlgo/explore/ExploredShards.h"
 
 #include "mlgo/support/BeneathPath.h"
 #include "mlgo/support/PathUtil.h"

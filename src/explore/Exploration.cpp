@@ -1,13 +1,17 @@
-#include "mlgo/harvest/Exploration.h"
+#include "mlgo/explore/Exploration.h"
 
-#include "mlgo/compare/DecisionSites.h"
+#include "mlgo/log/DecisionSites.h"
 
 #include "mlgo/compile/PluginMode.h"
-#include "mlgo/harvest/ExplorationCommit.h"
+#include "mlgo/explore/ExplorationCommit.h"
+#include "mlgo/explore/ForkChains.h"
+#include "mlgo/harvest/HarvestLink.h"
+#include "mlgo/support/StaleTemporaries.h"
+
+#include "mlgo/explore/ImitationDataset.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/harvest/HarvestTrajectories.h"
-#include "mlgo/harvest/ImitationDataset.h"
 #include "mlgo/harvest/StepCertainty.h"
 #include "mlgo/policy/RandomStream.h"
 #include "mlgo/policy/Trajectory.h"
@@ -18,6 +22,8 @@
 #include "mlgo/support/Log.h"
 #include "mlgo/support/MoveFile.h"
 #include "mlgo/support/PathUtil.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -151,6 +157,21 @@ bool loadCertainty(const ExploreSettings &settings, const HarvestOptions &option
   return true;
 }
 
+// What a killed exploration left half-written: harvest-logs' own files at
+// OUT's top (Harvester.h), and in OUT/explore the temporaries of the first
+// `rounds` rounds' trajectory files (round-<N>.jsonl). Nothing else, and no
+// link, is touched.
+llvm::Error removeDeadExplorationTemporaries(llvm::StringRef outputDir, unsigned rounds) {
+  if (llvm::Error e = removeDeadHarvestTemporaries(outputDir))
+    return e;
+  auto explored = removeStaleTemporaries(outputDir, "explore", [&](llvm::StringRef stem) {
+    unsigned round;
+    return stem.consume_front("round-") && stem.consume_back(".jsonl") && !stem.empty() && stem.front() != '0' &&
+           llvm::all_of(stem, llvm::isDigit) && !stem.getAsInteger(10, round) && round >= 1 && round <= rounds;
+  });
+  return explored ? llvm::Error::success() : explored.takeError();
+}
+
 } // namespace
 
 std::string ExploreSettings::describeOrder() const {
@@ -219,17 +240,24 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
   // Fork chains: in the plugin, from an in-process base policy, for an
   // order the plugin can follow as the decisions come (not random:SEED,
   // which draws from the whole trajectory). The compile server decides at
-  // run time whether a compile can take it (Harvester.cpp).
+  // run time whether a compile can take it (harvest/ModuleHarvest.cpp).
   PolicySpec::Kind base = options.Policy.How;
   bool inProcess =
       base == PolicySpec::Kind::Default || base == PolicySpec::Kind::Random || base == PolicySpec::Kind::TFLite;
+  ChainForking::Settings chains;
+  chains.OutputDir = options.OutputDir;
+  chains.ExplicitTemps = !options.ExplicitTempsDir.empty();
+  chains.TimeoutSeconds = options.TimeoutSeconds;
   if (settings.Fork && settings.Trajectories && options.Mode == AdvisorMode::Plugin && inProcess &&
       options.Compiler.Kind == CompilerKind::Opt && settings.How != ExploreSettings::Order::Random) {
-    options.Chains.Trajectories = settings.Trajectories;
-    options.Chains.Order = settings.How == ExploreSettings::Order::First         ? "first"
-                           : certaintySource(options) == CertaintySource::Logits ? "logits"
-                                                                                 : "margin";
+    chains.Trajectories = settings.Trajectories;
+    chains.Order = settings.How == ExploreSettings::Order::First         ? "first"
+                   : certaintySource(options) == CertaintySource::Logits ? "logits"
+                                                                         : "margin";
   }
+  // Without chains too: a base compile removes what an earlier run's chain
+  // left of its module.
+  options.Hooks = std::make_shared<ChainForking>(std::move(chains));
   // The rounds' rewards need each module's default size: a default base
   // harvest stores its own sizes, another computes them once, for all rounds.
   if (options.BaselineCacheDir.empty())
@@ -244,7 +272,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     return lock.takeError();
   // A killed exploration's half-written files go (StaleTemporaries.h), and
   // a finished commit that was not yet removed.
-  if (llvm::Error e = removeDeadHarvestTemporaries(options.OutputDir, settings.Trajectories))
+  if (llvm::Error e = removeDeadExplorationTemporaries(options.OutputDir, settings.Trajectories))
     return std::move(e);
   if (llvm::Error e = removeFinishedCommit(options.OutputDir))
     return std::move(e);
@@ -367,14 +395,18 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     round_.Force = !resume;
     round_.TFRecordPath.clear();
     round_.Link = {};
-    round_.Chains = {};
-    // The base compiles' fork chains ran many of these trajectories already.
-    round_.Adopt.Round = settings.Fork ? round : 0; // --explore_fork=false: every trajectory compiled
-    round_.Adopt.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");
-    round_.Adopt.Then = then;
-    round_.Adopt.Prefix.clear();
-    for (const std::string &member : members)
-      round_.Adopt.Prefix[member] = prefixes[member];
+    // The base compiles' fork chains ran many of these trajectories already
+    // (--explore_fork=false: every trajectory compiled).
+    round_.Hooks.reset();
+    if (settings.Fork) {
+      ChainAdoption::Settings adoption;
+      adoption.Round = round;
+      adoption.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");
+      adoption.Then = then;
+      for (const std::string &member : members)
+        adoption.Prefix[member] = prefixes[member];
+      round_.Hooks = std::make_shared<ChainAdoption>(std::move(adoption));
+    }
     round_.Link.StageOnly = options.Link.requested(); // a kept trajectory's object is linked
     // The replays' rewards need the default's size once per module, not once per round.
     if (round_.BaselineCacheDir.empty())

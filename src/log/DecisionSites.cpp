@@ -1,4 +1,4 @@
-#include "mlgo/compare/DecisionSites.h"
+#include "mlgo/log/DecisionSites.h"
 
 #include <algorithm>
 #include <cerrno>

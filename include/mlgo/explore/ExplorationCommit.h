@@ -1,5 +1,5 @@
 // How an exploration's result replaces its base, crash-consistently
-// (docs/harvest-logs.md, "What an interrupted exploration leaves").
+// (docs/harvest-exploration.md#what-an-interrupted-exploration-leaves).
 //
 // The kept trajectories replace the base's logs, journal records and staged
 // objects, and the exploration's own files follow (the link, explore.jsonl,
@@ -13,8 +13,8 @@
 // installs it again, whatever had been installed, and explores nothing.
 #pragma once
 
-#include "mlgo/harvest/Exploration.h"
-#include "mlgo/harvest/ImitationDataset.h"
+#include "mlgo/explore/Exploration.h"
+#include "mlgo/explore/ImitationDataset.h"
 
 #include "llvm/Support/Error.h"
 

@@ -1,4 +1,5 @@
-#include "mlgo/harvest/PolicyBatch.h"
+#include "mlgo/run/PolicyBatch.h"
+#include "mlgo/harvest/HarvestLink.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/harvest/HarvestJournal.h"
@@ -79,16 +80,14 @@ size_t addLinkedSizes(const std::vector<BatchPolicy> &policies, nlohmann::ordere
   };
   for (size_t k = 0; k < policies.size(); ++k) {
     const nlohmann::ordered_json &link = links[k];
-    nlohmann::ordered_json linked = {{"status", link.is_object() ? link.value("status", nlohmann::ordered_json(
-                                                                                        "not_attempted"))
-                                                                  : "not_attempted"},
-                                     {"reason", link.is_object() ? link.value("reason", nlohmann::ordered_json(""))
-                                                                 : "the policy did not run"},
-                                     {"text", nullptr},
-                                     {"allocated", nullptr},
-                                     {"baseline_policy_index", baseline ? nlohmann::ordered_json(*baseline) : nullptr},
-                                     {"text_change", change(k, "text")},
-                                     {"allocated_change", change(k, "allocated")}};
+    nlohmann::ordered_json linked = {
+        {"status", link.is_object() ? link.value("status", nlohmann::ordered_json("not_attempted")) : "not_attempted"},
+        {"reason", link.is_object() ? link.value("reason", nlohmann::ordered_json("")) : "the policy did not run"},
+        {"text", nullptr},
+        {"allocated", nullptr},
+        {"baseline_policy_index", baseline ? nlohmann::ordered_json(*baseline) : nullptr},
+        {"text_change", change(k, "text")},
+        {"allocated_change", change(k, "allocated")}};
     if (link.is_object() && link.value("status", nlohmann::ordered_json()) == "ok")
       linked["text"] = link["sizes"]["text"], linked["allocated"] = link["sizes"]["allocated"];
     totals[k]["linked"] = std::move(linked);
