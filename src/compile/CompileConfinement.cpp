@@ -9,28 +9,13 @@
 #include <fstream>
 
 namespace mlgo {
-namespace {
-
-void addOnce(std::vector<std::string> &list, std::string path) {
-  if (!path.empty() && std::find(list.begin(), list.end(), path) == list.end())
-    list.push_back(std::move(path));
-}
-
-std::string realPath(llvm::StringRef path) {
-  llvm::SmallString<256> real;
-  if (llvm::sys::fs::real_path(path, real))
-    return "";
-  return real.str().str();
-}
-
-} // namespace
 
 ReadExecRules withModuleInputs(ReadExecRules rules, const std::string &bitcode, const std::string &corpusDir) {
-  std::string corpus = realPath(corpusDir);
+  std::string corpus = realPathOf(corpusDir);
   auto addInside = [&](const std::string &file) {
-    std::string real = realPath(file);
+    std::string real = realPathOf(file);
     if (!corpus.empty() && llvm::StringRef(real).starts_with(corpus + "/"))
-      addOnce(rules.Readable, real);
+      addPathOnce(rules.Readable, real);
   };
   addInside(bitcode);
   // ml-compiler-opt's layout of a ThinLTO corpus: <module>.thinlto.bc beside
@@ -45,7 +30,7 @@ std::vector<std::string> unreadableInputs(const std::vector<std::string> &comman
   std::vector<std::string> allowed;
   for (const std::vector<std::string> *list : {&rules.Readable, &rules.Executable, &writable})
     for (const std::string &path : *list)
-      addOnce(allowed, realPath(path));
+      addPathOnce(allowed, realPathOf(path));
   auto readable = [&](llvm::StringRef real) {
     for (const std::string &a : allowed)
       if (real == a || (real.starts_with(a) && (a == "/" || real[a.size()] == '/')))
@@ -63,9 +48,9 @@ std::vector<std::string> unreadableInputs(const std::vector<std::string> &comman
     }
     // Files only: a directory in a line (-fdebug-compilation-dir=, -I) is
     // text to the compile of a module's bitcode, never read.
-    std::string real = value.empty() || !llvm::sys::fs::is_regular_file(value) ? "" : realPath(value);
+    std::string real = value.empty() || !llvm::sys::fs::is_regular_file(value) ? "" : realPathOf(value);
     if (!real.empty() && !readable(real))
-      addOnce(outside, value.str());
+      addPathOnce(outside, value.str());
   }
   return outside;
 }

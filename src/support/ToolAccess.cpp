@@ -9,19 +9,20 @@
 #include <fstream>
 
 namespace mlgo {
-namespace {
 
-void addOnce(std::vector<std::string> &list, std::string path) {
+void addPathOnce(std::vector<std::string> &list, std::string path) {
   if (!path.empty() && std::find(list.begin(), list.end(), path) == list.end())
     list.push_back(std::move(path));
 }
 
-std::string realPath(llvm::StringRef path) {
+std::string realPathOf(llvm::StringRef path) {
   llvm::SmallString<256> real;
   if (llvm::sys::fs::real_path(path, real))
     return "";
   return real.str().str();
 }
+
+namespace {
 
 // The program a script names on its #! line ("" for anything else).
 std::string scriptInterpreter(const std::string &path) {
@@ -35,14 +36,14 @@ std::string scriptInterpreter(const std::string &path) {
 
 void addToolchain(ReadExecRules &rules, const std::string &program) {
   std::string prefix = toolchainPrefix(program);
-  addOnce(rules.Executable, prefix);
+  addPathOnce(rules.Executable, prefix);
   // A wrapper script runs through its interpreter, which must be executable
   // too (e.g. /bin/sh: /usr); what the wrapper runs must lie there or in the
   // compiler's installation.
   auto found = llvm::sys::findProgramByName(program);
   if (found)
     if (std::string interpreter = scriptInterpreter(*found); !interpreter.empty())
-      addOnce(rules.Executable, toolchainPrefix(interpreter));
+      addPathOnce(rules.Executable, toolchainPrefix(interpreter));
 }
 
 // Every dynamically linked compiler needs these (strace -f -e trace=%file of
@@ -53,12 +54,12 @@ void addToolchain(ReadExecRules &rules, const std::string &program) {
 // distinct on others; missing ones are left out.
 void addSystem(ReadExecRules &rules) {
 #if defined(__x86_64__)
-  addOnce(rules.Executable, realPath("/lib64/ld-linux-x86-64.so.2"));
+  addPathOnce(rules.Executable, realPathOf("/lib64/ld-linux-x86-64.so.2"));
 #elif defined(__aarch64__)
-  addOnce(rules.Executable, realPath("/lib/ld-linux-aarch64.so.1"));
+  addPathOnce(rules.Executable, realPathOf("/lib/ld-linux-aarch64.so.1"));
 #endif
   for (const char *libraries : {"/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache"})
-    addOnce(rules.Readable, realPath(libraries));
+    addPathOnce(rules.Readable, realPathOf(libraries));
 }
 
 } // namespace
@@ -67,7 +68,7 @@ std::string toolchainPrefix(llvm::StringRef program) {
   auto found = llvm::sys::findProgramByName(program);
   if (!found)
     return "";
-  std::string real = realPath(*found);
+  std::string real = realPathOf(*found);
   if (real.empty())
     return "";
   llvm::StringRef dir = llvm::sys::path::parent_path(real);
@@ -85,11 +86,11 @@ ReadExecRules toolReadExecRules(const std::string &program) {
   return rules;
 }
 
-void allowReading(ReadExecRules &rules, llvm::StringRef path) { addOnce(rules.Readable, realPath(path)); }
+void allowReading(ReadExecRules &rules, llvm::StringRef path) { addPathOnce(rules.Readable, realPathOf(path)); }
 
 void allowToolchain(ReadExecRules &rules, const std::string &program) { addToolchain(rules, program); }
 
-void allowExecuting(ReadExecRules &rules, llvm::StringRef path) { addOnce(rules.Executable, realPath(path)); }
+void allowExecuting(ReadExecRules &rules, llvm::StringRef path) { addPathOnce(rules.Executable, realPathOf(path)); }
 
 void allowSystemLibraries(ReadExecRules &rules) { addSystem(rules); }
 

@@ -10,8 +10,14 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <vector>
 
 namespace mlgo {
+
+/// `path`'s real path; "" when it cannot be resolved (it does not exist).
+std::string realPathOf(llvm::StringRef path);
+/// Appends `path` to `list` unless it is empty or there already.
+void addPathOnce(std::vector<std::string> &list, std::string path);
 
 /// The installation `program` belongs to: the real path of its directory's
 /// parent when that directory is a `bin` (/usr/bin/clang-22 is

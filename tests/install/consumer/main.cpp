@@ -6,9 +6,11 @@
 #include <mlgo/compile/CompilerDriver.h>
 #include <mlgo/corpus/CorpusDescription.h>
 #include <mlgo/evaluate/NativeSize.h>
+#include <mlgo/explore/Exploration.h>
 #include <mlgo/harvest/Harvester.h>
 #include <mlgo/log/TrainingLog.h>
 #include <mlgo/policy/Policy.h>
+#include <mlgo/run/HarvestRun.h>
 #include <mlgo/support/Version.h>
 
 #include <cstdio>
