@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <random>
 
 namespace mlgo {
@@ -55,6 +56,7 @@ struct ModuleChain {
   std::vector<Explored> Trajectories; // [0] is the base
   size_t Newest = 0;                  // the newest trajectory that succeeded
   std::optional<size_t> LastFlip;     // the step flipped by the latest exploration
+  std::vector<size_t> RolloutSteps;   // rollouts: the base's steps in the order they are flipped
   bool Done = false;
 };
 
@@ -76,9 +78,40 @@ std::string roundDir(const HarvestOptions &options, unsigned round) {
   return joinPath(joinPath(options.OutputDir, "explore"), "round-" + std::to_string(round));
 }
 
-// The step the next exploration flips: after the last flip, in the newest
-// trajectory (each flip moves down the chain, as ml-compiler-opt's does).
+// Rollouts: the base trajectory's steps in the order their rollouts come:
+// the least certain first (the earlier of equals), first to last, or a
+// permutation drawn for the module from the seed.
+std::vector<size_t> rolloutSteps(const ExploreSettings &settings, const ModuleChain &chain) {
+  const Explored &base = chain.Trajectories[0];
+  std::vector<size_t> steps(base.Decisions->size());
+  std::iota(steps.begin(), steps.end(), size_t(0));
+  if (settings.How == ExploreSettings::Order::Uncertain)
+    std::stable_sort(steps.begin(), steps.end(),
+                     [&](size_t a, size_t b) { return base.Certainty[a] < base.Certainty[b]; });
+  if (settings.How == ExploreSettings::Order::Random) {
+    std::mt19937_64 rng;
+    seedModuleStream(rng, settings.OrderSeed, chain.Name);
+    for (size_t i = steps.size(); i > 1; --i) // Fisher-Yates, the same on every library
+      std::swap(steps[i - 1], steps[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+  }
+  return steps;
+}
+
+// The trajectory an exploration replays up to its flip: the newest one of
+// a chain, the base for a rollout.
+size_t parentOf(const ExploreSettings &settings, const ModuleChain &chain) {
+  return settings.Rollouts ? 0 : chain.Newest;
+}
+
+// The step the next exploration flips. A chain's: after the last flip, in
+// the newest trajectory (each flip moves down the chain, as
+// ml-compiler-opt's does). A rollout's: the base's next in rolloutSteps.
 std::optional<size_t> nextStep(const ExploreSettings &settings, const ModuleChain &chain, unsigned round) {
+  if (settings.Rollouts) {
+    if (round - 1 >= chain.RolloutSteps.size())
+      return std::nullopt;
+    return chain.RolloutSteps[round - 1];
+  }
   size_t from = chain.LastFlip ? *chain.LastFlip + 1 : 0;
   size_t length = chain.Trajectories[chain.Newest].Decisions->size();
   if (from >= length)
@@ -175,18 +208,23 @@ llvm::Error removeDeadExplorationTemporaries(llvm::StringRef outputDir, unsigned
 } // namespace
 
 std::string ExploreSettings::describeOrder() const {
+  std::string prefix = Rollouts ? "rollouts:" : "";
   switch (How) {
   case Order::Uncertain:
-    return "uncertain";
+    return prefix + "uncertain";
   case Order::First:
-    return "first";
+    return prefix + "first";
   case Order::Random:
-    return "random:" + std::to_string(OrderSeed);
+    return prefix + "random:" + std::to_string(OrderSeed);
   }
   return "";
 }
 
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
+  std::string given = text.str();
+  settings.Rollouts = text == "rollouts" || text.consume_front("rollouts:");
+  if (text == "rollouts")
+    text = "uncertain";
   if (text == "uncertain") {
     settings.How = ExploreSettings::Order::Uncertain;
     return llvm::Error::success();
@@ -199,8 +237,9 @@ llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
     settings.How = ExploreSettings::Order::Random;
     return llvm::Error::success();
   }
-  return llvm::createStringError("--explore_order must be uncertain, first or random:SEED, not '%s'",
-                                 text.str().c_str());
+  return llvm::createStringError("--explore_order must be uncertain, first or random:SEED, each optionally after "
+                                 "rollouts:, not '%s'",
+                                 given.c_str());
 }
 
 std::string explorationUnsupported(const HarvestOptions &options, const ExploreSettings &settings) {
@@ -248,8 +287,9 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
   chains.OutputDir = options.OutputDir;
   chains.ExplicitTemps = !options.ExplicitTempsDir.empty();
   chains.TimeoutSeconds = options.TimeoutSeconds;
-  if (settings.Fork && settings.Trajectories && options.Mode == AdvisorMode::Plugin && inProcess &&
-      options.Compiler.Kind == CompilerKind::Opt && settings.How != ExploreSettings::Order::Random) {
+  // Not for rollouts: a chain forks each trajectory from the one before.
+  if (settings.Fork && !settings.Rollouts && settings.Trajectories && options.Mode == AdvisorMode::Plugin &&
+      inProcess && options.Compiler.Kind == CompilerKind::Opt && settings.How != ExploreSettings::Order::Random) {
     chains.Trajectories = settings.Trajectories;
     chains.Order = settings.How == ExploreSettings::Order::First         ? "first"
                    : certaintySource(options) == CertaintySource::Logits ? "logits"
@@ -318,6 +358,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     if (!loadCertainty(settings, options, options.OutputDir, record.Module, start, why))
       return llvm::createStringError("the base trajectory of %s: %s", record.Module.c_str(), why.c_str());
     chain.Trajectories.push_back(std::move(start));
+    if (settings.Rollouts)
+      chain.RolloutSteps = rolloutSteps(settings, chain);
     chains.push_back(std::move(chain));
   }
   // In module order, not the base journal's finishing order: explore.jsonl
@@ -344,8 +386,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
         chain.Done = true;
         continue;
       }
-      DecisionSequence prefix(chain.Trajectories[chain.Newest].Decisions->begin(),
-                              chain.Trajectories[chain.Newest].Decisions->begin() + *step + 1);
+      const DecisionSequence &parent = *chain.Trajectories[parentOf(settings, chain)].Decisions;
+      DecisionSequence prefix(parent.begin(), parent.begin() + *step + 1);
       prefix[*step] = !prefix[*step];
       lines += trajectoryLine(chain.Name, prefix, then);
       prefixes[chain.Name] = prefix;
@@ -398,7 +440,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     // The base compiles' fork chains ran many of these trajectories already
     // (--explore_fork=false: every trajectory compiled).
     round_.Hooks.reset();
-    if (settings.Fork) {
+    if (settings.Fork && !settings.Rollouts) {
       ChainAdoption::Settings adoption;
       adoption.Round = round;
       adoption.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");
@@ -447,9 +489,10 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
           explored.Decisions = std::move(*decisions);
           explored.NativeSize = record.NativeSize;
           // Without its certainty it cannot be chained from: it still
-          // counts (its size is measured), but is recorded as failed.
+          // counts (its size is measured), but is recorded as failed. A
+          // rollout is no parent: its certainty is not needed.
           std::string why;
-          if (!loadCertainty(settings, options, dir, record.Module, explored, why)) {
+          if (!settings.Rollouts && !loadCertainty(settings, options, dir, record.Module, explored, why)) {
             explored.Status = "failed";
             explored.Reason = "no_certainty";
             explored.Detail = why;

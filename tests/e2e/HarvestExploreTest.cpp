@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -298,6 +299,109 @@ TEST_F(HarvestExplore, UncertainFlipsWhereTheDefaultHeuristicWasLeastSure) {
     return marginCertainty(dir + "/logs/" + m + ".sites.jsonl");
   });
   expectKeptEqualsFreshReplay(out, "plugin");
+}
+
+// rollouts:ORDER: every explored trajectory flips one step of the base and
+// follows the base policy after it; explore.jsonl is the rollout table, and
+// each rollout's size is what a fresh replay of its decisions gives.
+TEST_F(HarvestExplore, RolloutsFlipOneStepOfTheBaseEachAndEqualFreshReplays) {
+  std::string out = Work / "out", sites = Work / "sites";
+  CommandResult r = run(harvest(out, "--mode=plugin --explore=3 --explore_order=rollouts:first"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  checkSchema("explore_trajectory.schema.json", out + "/explore.jsonl", true);
+  checkSchema("harvest_summary.schema.json", out + "/summary.json", false);
+  EXPECT_EQ(harvestSummary(out)["explore"]["order"], "rollouts:first");
+  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], 0) << "rollouts are not forked";
+  mustRun(harvest(sites, "--mode=plugin --decision_sites"));
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  for (const std::string &m : Modules) {
+    const auto &ts = byModule[m];
+    ASSERT_EQ(ts.size(), 4u) << m;
+    const nlohmann::json &base = ts[0]["decisions"];
+    std::vector<nlohmann::json> baseSites = jsonLines(sites + "/logs/" + m + ".sites.jsonl");
+    ASSERT_EQ(baseSites.size(), base.size()) << m;
+    uint64_t smallest = ts[0]["native_size"];
+    size_t keptAt = 0;
+    for (size_t i = 1; i < ts.size(); ++i) {
+      ASSERT_EQ(ts[i]["status"], "ok") << ts[i].dump();
+      // Step i-1 of the base, flipped, after the base's own decisions.
+      ASSERT_EQ(ts[i]["flipped_step"], i - 1) << m;
+      const nlohmann::json &mine = ts[i]["decisions"];
+      for (size_t s = 0; s + 1 < i; ++s)
+        EXPECT_EQ(mine[s], base[s]) << m << " rollout " << i << " step " << s;
+      EXPECT_NE(mine[i - 1], base[i - 1]) << m << " rollout " << i;
+      // The call site it names is the base's at that step.
+      for (const char *key : {"caller", "callee", "site"})
+        EXPECT_EQ(ts[i]["flipped_site"][key], baseSites[i - 1][key]) << m << " rollout " << i << " " << key;
+      if (ts[i]["native_size"].get<uint64_t>() < smallest)
+        smallest = ts[i]["native_size"], keptAt = i;
+    }
+    for (size_t i = 0; i < ts.size(); ++i)
+      EXPECT_EQ(ts[i]["kept"], i == keptAt) << m << " trajectory " << i << ": the best single flip, ties to the base";
+  }
+  // Every rollout (not only the kept ones): a fresh replay of its decisions
+  // gives its size.
+  for (size_t i = 1; i <= 3; ++i) {
+    std::string file = Work / ("rollout-" + std::to_string(i) + ".jsonl"),
+                replayed = Work / ("replayed-" + std::to_string(i));
+    std::string lines;
+    for (const std::string &m : Modules)
+      lines += nlohmann::json{{"module", m}, {"decisions", byModule[m][i]["decisions"]}}.dump() + "\n";
+    writeFile(file, lines);
+    mustRun(harvest(replayed, "--mode=plugin --policy=replay:" + quote(file)));
+    auto fresh = journalByModule(replayed);
+    for (const std::string &m : Modules)
+      EXPECT_EQ(fresh[m]["native_size"], byModule[m][i]["native_size"]) << m << " rollout " << i;
+  }
+  expectKeptEqualsFreshReplay(out, "plugin");
+}
+
+// rollouts:uncertain takes the base's least certain steps first (the
+// earlier of equals), each flipped in the base, not down a chain.
+TEST_F(HarvestExplore, UncertainRolloutsTakeTheBasesLeastCertainStepsFirst) {
+  std::string out = Work / "out", sites = Work / "sites";
+  CommandResult r = run(harvest(out, "--mode=plugin --explore=4 --explore_order=rollouts"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  EXPECT_EQ(harvestSummary(out)["explore"]["order"], "rollouts:uncertain");
+  mustRun(harvest(sites, "--mode=plugin --decision_sites"));
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  for (const std::string &m : Modules) {
+    std::vector<double> certainty = marginCertainty(sites + "/logs/" + m + ".sites.jsonl");
+    std::vector<size_t> order(certainty.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return certainty[a] < certainty[b]; });
+    const auto &ts = byModule[m];
+    ASSERT_EQ(ts.size(), std::min<size_t>(5, certainty.size() + 1)) << m;
+    for (size_t i = 1; i < ts.size(); ++i)
+      EXPECT_EQ(ts[i]["flipped_step"], order[i - 1]) << m << " rollout " << i;
+  }
+}
+
+// A K past a module's decisions rolls out every one of them, and no more.
+TEST_F(HarvestExplore, RolloutsOfEveryDecisionOfAModule) {
+  std::string corpus = makeNestedHarvestCorpus(Work / "small", "corpus"), out = Work / "out";
+  CommandResult r =
+      run(harvestCommand(corpus, out, "--num_workers=2 --mode=plugin --explore=100000 --explore_order=rollouts:first"));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  ASSERT_FALSE(byModule.empty());
+  for (const auto &[m, ts] : byModule) {
+    size_t decisions = ts[0]["decisions"].size();
+    ASSERT_EQ(ts.size(), decisions + 1) << m;
+    for (size_t i = 1; i < ts.size(); ++i)
+      EXPECT_EQ(ts[i]["flipped_step"], i - 1) << m;
+    uint64_t kept = 0;
+    for (const nlohmann::json &t : ts)
+      if (t["kept"])
+        kept = t["native_size"];
+    EXPECT_LE(kept, ts[0]["native_size"].get<uint64_t>()) << m << ": never larger than the base";
+  }
 }
 
 // A tflite: base policy's certainty is the gap between its logits; its

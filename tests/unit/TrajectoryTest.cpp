@@ -95,7 +95,18 @@ TEST(Trajectory, ExploreOrders) {
   EXPECT_FALSE(static_cast<bool>(parseExploreOrder("uncertain", settings)));
   EXPECT_EQ(settings.describeOrder(), "uncertain");
   EXPECT_EQ(ExploreSettings().describeOrder(), "uncertain") << "the default order";
-  for (const char *bad : {"Uncertain", "random:", "random:x", ""}) {
+  EXPECT_FALSE(settings.Rollouts);
+  for (auto [given, described] : {std::pair{"rollouts", "rollouts:uncertain"},
+                                  {"rollouts:first", "rollouts:first"},
+                                  {"rollouts:random:5", "rollouts:random:5"}}) {
+    EXPECT_FALSE(static_cast<bool>(parseExploreOrder(given, settings))) << given;
+    EXPECT_TRUE(settings.Rollouts) << given;
+    EXPECT_EQ(settings.describeOrder(), described);
+  }
+  EXPECT_FALSE(static_cast<bool>(parseExploreOrder("first", settings)));
+  EXPECT_FALSE(settings.Rollouts) << "a chain again";
+  for (const char *bad :
+       {"Uncertain", "random:", "random:x", "", "rollouts:", "rollouts:rollouts:first", "first:rollouts"}) {
     llvm::Error e = parseExploreOrder(bad, settings);
     EXPECT_TRUE(static_cast<bool>(e)) << bad;
     llvm::consumeError(std::move(e));

@@ -245,12 +245,17 @@ int main(int argc, char **argv) {
                  "reports, so --mode=plugin, and the base harvest writes sites files; for a tflite: policy the "
                  "smallest |yes - no| of its logged inlining_logits; for an exec: policy the certainty it sends after "
                  "each decision, asked for with MLGO_POLICY_CERTAINTY=1), first (the next one) or random:SEED "
-                 "(uniformly drawn, seeded per module and round).")
+                 "(uniformly drawn, seeded per module and round). rollouts:ORDER (rollouts alone: "
+                 "rollouts:uncertain): per-decision rollouts instead of a chain: every explored trajectory flips one "
+                 "step of the base trajectory and follows the base policy after it, up to K steps per module in ORDER "
+                 "(the least certain first, first to last, or a permutation seeded per module); a K at least a "
+                 "module's decisions rolls out every one. explore.jsonl is then the rollout table (trajectory 0: the "
+                 "base's size), and the kept trajectory the best single flip. Not forked (--explore_fork).")
       ->capture_default_str();
   bool exploreFork = true;
   app.add_option("--explore_fork", exploreFork,
                  "With --explore in plugin mode through the compile server (opt, an in-process base policy, "
-                 "--explore_order uncertain or first): each base compile also runs its module's explored "
+                 "--explore_order uncertain or first, not rollouts): each base compile also runs its module's explored "
                  "trajectories, forking at the decision each one flips, so that an exploration does not compile its "
                  "prefix again; the rounds take those trajectories (summary.json's explore.forked counts them) and "
                  "compile only the rest. The result is the same either way; false compiles every trajectory whole.")

@@ -24,6 +24,13 @@ struct ExploreSettings {
   /// First: the next one; Random: uniformly drawn.
   enum class Order { Uncertain, First, Random } How = Order::Uncertain;
   uint64_t OrderSeed = 0; // random:SEED
+  /// rollouts:ORDER: every explored trajectory flips a step of the base
+  /// trajectory and follows the base policy after it (a per-decision
+  /// rollout), the steps taken in ORDER (the base's least certain first,
+  /// first to last, or a seeded permutation), K at most per module. Without
+  /// it, each flips a step after the previous flip in the newest trajectory
+  /// (ml-compiler-opt's chain).
+  bool Rollouts = false;
   /// --tfrecord: the kept trajectories in ml-compiler-opt's imitation format
   /// (ImitationDataset.h); "" : none.
   std::string TrajectoryTFRecord;
@@ -36,7 +43,8 @@ struct ExploreSettings {
   std::string describeOrder() const;
 };
 
-/// "uncertain", "first" or "random:SEED".
+/// "uncertain", "first" or "random:SEED", each optionally after "rollouts:"
+/// ("rollouts" alone is "rollouts:uncertain").
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings);
 
 /// Why `options` cannot be explored as `settings` say ("" when they can):
