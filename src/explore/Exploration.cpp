@@ -46,6 +46,7 @@ struct Explored {
   std::optional<DecisionSequence> Decisions; // as logged; none when it failed
   std::vector<double> Certainty;             // per decision, with --explore_order=uncertain
   std::optional<uint64_t> NativeSize;
+  size_t Parent = 0; // the trajectory it replayed up to its flip
   std::string Status = "ok", Reason, Detail;
   std::string JournalLine; // its record in its round's journal
   bool Kept = false;
@@ -56,7 +57,12 @@ struct ModuleChain {
   std::vector<Explored> Trajectories; // [0] is the base
   size_t Newest = 0;                  // the newest trajectory that succeeded
   std::optional<size_t> LastFlip;     // the step flipped by the latest exploration
-  std::vector<size_t> RolloutSteps;   // rollouts: the base's steps in the order they are flipped
+  // Rollouts: the parent's steps in the order they are flipped, the next
+  // one's index there, the parent (the base, or with search the best so
+  // far) and the first trajectory of the parent's sweep.
+  std::vector<size_t> RolloutSteps;
+  size_t Cursor = 0, Parent = 0, SweepStart = 1;
+  unsigned Sweep = 0;
   bool Done = false;
 };
 
@@ -78,19 +84,20 @@ std::string roundDir(const HarvestOptions &options, unsigned round) {
   return joinPath(joinPath(options.OutputDir, "explore"), "round-" + std::to_string(round));
 }
 
-// Rollouts: the base trajectory's steps in the order their rollouts come:
+// Rollouts: the parent trajectory's steps in the order their rollouts come:
 // the least certain first (the earlier of equals), first to last, or a
-// permutation drawn for the module from the seed.
+// permutation drawn for the module and the sweep from the seed.
 std::vector<size_t> rolloutSteps(const ExploreSettings &settings, const ModuleChain &chain) {
-  const Explored &base = chain.Trajectories[0];
+  const Explored &base = chain.Trajectories[chain.Parent];
   std::vector<size_t> steps(base.Decisions->size());
   std::iota(steps.begin(), steps.end(), size_t(0));
   if (settings.How == ExploreSettings::Order::Uncertain)
-    std::stable_sort(steps.begin(), steps.end(),
-                     [&](size_t a, size_t b) { return base.Certainty[a] < base.Certainty[b]; });
+    std::sort(steps.begin(), steps.end(), [&](size_t a, size_t b) {
+      return base.Certainty[a] != base.Certainty[b] ? base.Certainty[a] < base.Certainty[b] : a < b;
+    });
   if (settings.How == ExploreSettings::Order::Random) {
     std::mt19937_64 rng;
-    seedModuleStream(rng, settings.OrderSeed, chain.Name);
+    seedModuleStream(rng, settings.OrderSeed + chain.Sweep, chain.Name);
     for (size_t i = steps.size(); i > 1; --i) // Fisher-Yates, the same on every library
       std::swap(steps[i - 1], steps[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   }
@@ -98,19 +105,51 @@ std::vector<size_t> rolloutSteps(const ExploreSettings &settings, const ModuleCh
 }
 
 // The trajectory an exploration replays up to its flip: the newest one of
-// a chain, the base for a rollout.
+// a chain, the parent of a rollout.
 size_t parentOf(const ExploreSettings &settings, const ModuleChain &chain) {
-  return settings.Rollouts ? 0 : chain.Newest;
+  return settings.Rollouts ? chain.Parent : chain.Newest;
+}
+
+bool loadCertainty(const ExploreSettings &settings, const HarvestOptions &options, const std::string &dir,
+                   const std::string &module, Explored &trajectory, std::string &why);
+
+// search: once a sweep has rolled out every step of its parent, its best
+// rollout becomes the parent when it is smaller (the first of equals), and
+// the next sweep rolls out its steps; false when none is smaller (or the
+// new parent's certainty, which its order needs, cannot be read).
+bool nextSweep(const ExploreSettings &settings, const HarvestOptions &options, ModuleChain &chain) {
+  size_t best = chain.Parent;
+  for (size_t i = chain.SweepStart; i < chain.Trajectories.size(); ++i)
+    if (chain.Trajectories[i].NativeSize && *chain.Trajectories[i].NativeSize < *chain.Trajectories[best].NativeSize)
+      best = i;
+  if (best == chain.Parent)
+    return false;
+  Explored &parent = chain.Trajectories[best];
+  std::string why;
+  if (!loadCertainty(settings, options, roundDir(options, parent.Round), chain.Name, parent, why)) {
+    log::warning("--explore: " + chain.Name + ": the search stops at trajectory " + std::to_string(best) +
+                 ", whose certainty cannot be read: " + why);
+    return false;
+  }
+  chain.Parent = best;
+  chain.SweepStart = chain.Trajectories.size();
+  chain.Cursor = 0;
+  ++chain.Sweep;
+  chain.RolloutSteps = rolloutSteps(settings, chain);
+  return true;
 }
 
 // The step the next exploration flips. A chain's: after the last flip, in
 // the newest trajectory (each flip moves down the chain, as
-// ml-compiler-opt's does). A rollout's: the base's next in rolloutSteps.
-std::optional<size_t> nextStep(const ExploreSettings &settings, const ModuleChain &chain, unsigned round) {
+// ml-compiler-opt's does). A rollout's: its parent's next in rolloutSteps;
+// with search, a sweep over the best rollout's steps follows.
+std::optional<size_t> nextStep(const ExploreSettings &settings, const HarvestOptions &options, ModuleChain &chain,
+                               unsigned round) {
   if (settings.Rollouts) {
-    if (round - 1 >= chain.RolloutSteps.size())
+    if (chain.Cursor >= chain.RolloutSteps.size() &&
+        !(settings.Search && nextSweep(settings, options, chain) && !chain.RolloutSteps.empty()))
       return std::nullopt;
-    return chain.RolloutSteps[round - 1];
+    return chain.RolloutSteps[chain.Cursor++];
   }
   size_t from = chain.LastFlip ? *chain.LastFlip + 1 : 0;
   size_t length = chain.Trajectories[chain.Newest].Decisions->size();
@@ -208,7 +247,7 @@ llvm::Error removeDeadExplorationTemporaries(llvm::StringRef outputDir, unsigned
 } // namespace
 
 std::string ExploreSettings::describeOrder() const {
-  std::string prefix = Rollouts ? "rollouts:" : "";
+  std::string prefix = Search ? "search:" : Rollouts ? "rollouts:" : "";
   switch (How) {
   case Order::Uncertain:
     return prefix + "uncertain";
@@ -222,9 +261,11 @@ std::string ExploreSettings::describeOrder() const {
 
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings) {
   std::string given = text.str();
-  settings.Rollouts = text == "rollouts" || text.consume_front("rollouts:");
-  if (text == "rollouts")
-    text = "uncertain";
+  // "rollouts" and "search" alone take the default order.
+  if (text == "rollouts" || text == "search")
+    text = text == "search" ? "search:uncertain" : "rollouts:uncertain";
+  settings.Search = text.consume_front("search:");
+  settings.Rollouts = settings.Search || text.consume_front("rollouts:");
   if (text == "uncertain") {
     settings.How = ExploreSettings::Order::Uncertain;
     return llvm::Error::success();
@@ -381,7 +422,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     for (ModuleChain &chain : chains) {
       if (chain.Done)
         continue;
-      std::optional<size_t> step = nextStep(settings, chain, round);
+      std::optional<size_t> step = nextStep(settings, options, chain, round);
       if (!step) {
         chain.Done = true;
         continue;
@@ -474,6 +515,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       Explored explored;
       explored.Round = round;
       explored.FlippedStep = flipped[chain.Name];
+      explored.Parent = parentOf(settings, chain);
       explored.Status = record.Status;
       explored.Reason = record.Reason;
       explored.Detail = record.Detail;
@@ -544,6 +586,8 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
       j["trajectory"] = i;
       j["base_policy"] = options.Policy.describe();
       j["flipped_step"] = t.FlippedStep ? Json(*t.FlippedStep) : Json();
+      if (settings.Search) // the trajectory it flipped a step of (every rollout's is the base otherwise)
+        j["parent"] = t.FlippedStep ? Json(t.Parent) : Json();
       j["flipped_site"] = t.FlippedSite
                               ? Json{{"caller", t.FlippedSite->Caller},
                                      {"callee", t.FlippedSite->Callee},

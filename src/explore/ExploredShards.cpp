@@ -33,8 +33,12 @@ std::string lineProblem(const Json &j) {
              (std::string(key) == "flipped_site" ? " (explored by an mlgo-corpus before it was added: explore the "
                                                    "shard again)"
                                                  : "");
-  if (j.size() != std::size(keys))
+  // A search's lines also name each trajectory's parent (null for the base).
+  bool parent = j.contains("parent");
+  if (j.size() != std::size(keys) + parent)
     return "has other keys than explore_trajectory.schema.json's";
+  if (parent && !j["parent"].is_null() && !isCount(j["parent"]))
+    return "parent is neither null nor a count";
   for (const char *key : {"module", "base_policy", "status", "reason", "detail"})
     if (!j[key].is_string())
       return std::string(key) + " is not a string";

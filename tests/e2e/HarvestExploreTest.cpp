@@ -2,6 +2,7 @@
 // kept trajectory is what a fresh --policy=replay: harvest of its decisions
 // gives (log bytes and native size); exploring is deterministic for a seed;
 // a trajectory that fails is recorded and costs only itself.
+#include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/LogReading.h"
 #include "support/PythonPackage.h"
@@ -95,6 +96,15 @@ TEST_F(HarvestExplore, ZeroIsThePlainHarvestByteForByte) {
   EXPECT_FALSE(fs::exists(zero + "/explore.jsonl"));
   EXPECT_FALSE(fs::exists(zero + "/explore"));
   EXPECT_FALSE(harvestSummary(zero).contains("explore"));
+  // An order (a search's, say) with no budget is refused, not ignored; so is
+  // a malformed one.
+  for (const char *flags : {"--explore=0 --explore_order=search:first", "--explore_order=rollouts",
+                            "--explore=3 --explore_order=search:", "--explore=3 --explore_order=search:sideways"}) {
+    CommandResult refused = run(harvest(Work / "refused", std::string("--mode=plugin ") + flags));
+    EXPECT_EQ(refused.ExitCode, 2) << flags << refused.Err;
+    EXPECT_NE(refused.Err.find("--explore"), std::string::npos) << refused.Err;
+    EXPECT_FALSE(fs::exists(Work / "refused/harvest.jsonl")) << flags;
+  }
 }
 
 TEST_F(HarvestExplore, EveryKeptTrajectoryEqualsAFreshReplayOfIt) {
@@ -373,7 +383,8 @@ TEST_F(HarvestExplore, UncertainRolloutsTakeTheBasesLeastCertainStepsFirst) {
     std::vector<double> certainty = marginCertainty(sites + "/logs/" + m + ".sites.jsonl");
     std::vector<size_t> order(certainty.size());
     std::iota(order.begin(), order.end(), size_t(0));
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return certainty[a] < certainty[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return certainty[a] != certainty[b] ? certainty[a] < certainty[b] : a < b; });
     const auto &ts = byModule[m];
     ASSERT_EQ(ts.size(), std::min<size_t>(5, certainty.size() + 1)) << m;
     for (size_t i = 1; i < ts.size(); ++i)
@@ -402,6 +413,88 @@ TEST_F(HarvestExplore, RolloutsOfEveryDecisionOfAModule) {
         kept = t["native_size"];
     EXPECT_LE(kept, ts[0]["native_size"].get<uint64_t>()) << m << ": never larger than the base";
   }
+}
+
+// search:ORDER: sweeps of rollouts, each from the best trajectory so far.
+// Every trajectory replays its parent up to its flip; a parent after the
+// base is smaller than its own parent; the kept one is the smallest, never
+// larger than the base, and what a fresh replay gives; an interrupted
+// search resumes to the same result.
+TEST_F(HarvestExplore, TheSearchKeepsOnlyImprovementsAndResumesToTheSameResult) {
+  std::string corpus = makeEmbeddedBitcodeCorpus(
+      Work / "search", {{"s1", inlinerSource(4, 5)}, {"s2", inlinerSource(6, 4)}}, "-Oz", ObjectListing::Directory);
+  const std::string flags =
+      "--num_workers=2 --mode=plugin --policy=random:0.5:3 --explore=300 --explore_order=search:first";
+  std::string out = Work / "out";
+  CommandResult r = run(harvestCommand(corpus, out, flags));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  checkSchema("explore_trajectory.schema.json", out + "/explore.jsonl", true);
+  EXPECT_EQ(harvestSummary(out)["explore"]["order"], "search:first");
+  std::map<std::string, std::vector<nlohmann::json>> byModule;
+  for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
+    byModule[t["module"]].push_back(t);
+  ASSERT_EQ(byModule.size(), 2u);
+  size_t laterSweeps = 0;
+  std::string keptLines;
+  for (const auto &[m, ts] : byModule) {
+    EXPECT_TRUE(ts[0]["parent"].is_null()) << m;
+    size_t keptAt = 0;
+    for (size_t i = 1; i < ts.size(); ++i) {
+      ASSERT_EQ(ts[i]["status"], "ok") << ts[i].dump();
+      size_t parent = ts[i]["parent"], step = ts[i]["flipped_step"];
+      ASSERT_LT(parent, i) << m;
+      const nlohmann::json &mine = ts[i]["decisions"], &theirs = ts[parent]["decisions"];
+      ASSERT_LT(step, theirs.size()) << m;
+      for (size_t s = 0; s < step; ++s)
+        EXPECT_EQ(mine[s], theirs[s]) << m << " trajectory " << i << " step " << s;
+      EXPECT_NE(mine[step], theirs[step]) << m << " trajectory " << i;
+      if (parent != 0) {
+        ++laterSweeps;
+        // Only an improvement becomes a parent.
+        EXPECT_LT(ts[parent]["native_size"].get<uint64_t>(),
+                  ts[ts[parent]["parent"].get<size_t>()]["native_size"].get<uint64_t>())
+            << m << " trajectory " << parent;
+      }
+      if (ts[i]["native_size"].get<uint64_t>() < ts[keptAt]["native_size"].get<uint64_t>())
+        keptAt = i;
+    }
+    for (size_t i = 0; i < ts.size(); ++i)
+      EXPECT_EQ(ts[i]["kept"], i == keptAt) << m << " trajectory " << i;
+    EXPECT_LE(ts[keptAt]["native_size"].get<uint64_t>(), ts[0]["native_size"].get<uint64_t>()) << m;
+    keptLines += nlohmann::json{{"module", m}, {"decisions", ts[keptAt]["decisions"]}}.dump() + "\n";
+    EXPECT_LE(ts.size(), 301u) << m << ": K is the budget";
+  }
+  EXPECT_GT(laterSweeps, 0u) << "a sweep found a smaller trajectory, and the search went on from it";
+  // The kept trajectories are what a fresh replay of their decisions gives.
+  writeFile(Work / "kept.jsonl", keptLines);
+  std::string replayed = Work / "replayed";
+  mustRun(
+      harvestCommand(corpus, replayed, "--num_workers=2 --mode=plugin --policy=replay:" + quote(Work / "kept.jsonl")));
+  auto fresh = journalByModule(replayed);
+  for (const auto &[m, ts] : byModule)
+    for (const nlohmann::json &t : ts)
+      if (t["kept"]) {
+        EXPECT_EQ(fresh[m]["native_size"], t["native_size"]) << m;
+        EXPECT_TRUE(readFile(out + "/logs/" + m + ".log") == readFile(replayed + "/logs/" + m + ".log")) << m;
+      }
+
+  // Interrupted in its third round (as Ctrl-C would), then run again.
+  std::string marks = Work / "marks", again = Work / "again";
+  fs::create_directories(marks);
+  std::string opt = writeScript(Work / "opt-interrupting",
+                                "#!/bin/bash\n"
+                                "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-3*) "
+                                "if [ ! -e " +
+                                    quote(marks + "/interrupted") + " ]; then touch " + quote(marks + "/interrupted") +
+                                    "; kill -INT $PPID; exit 1; fi;; esac; done\n"
+                                    "exec opt-22 \"$@\"\n");
+  const std::string interrupted =
+      flags + " --compile_server=off --opt_path=" + quote(opt) + " --compiler_writable_dir=" + quote(marks);
+  CommandResult first = run(harvestCommand(corpus, again, interrupted));
+  ASSERT_EQ(first.ExitCode, 130) << first.Err;
+  CommandResult resumed = run(harvestCommand(corpus, again, interrupted));
+  ASSERT_EQ(resumed.ExitCode, 0) << resumed.Err;
+  EXPECT_EQ(readFile(again + "/explore.jsonl"), readFile(out + "/explore.jsonl"));
 }
 
 // A tflite: base policy's certainty is the gap between its logits; its

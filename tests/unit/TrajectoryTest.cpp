@@ -101,12 +101,20 @@ TEST(Trajectory, ExploreOrders) {
                                   {"rollouts:random:5", "rollouts:random:5"}}) {
     EXPECT_FALSE(static_cast<bool>(parseExploreOrder(given, settings))) << given;
     EXPECT_TRUE(settings.Rollouts) << given;
+    EXPECT_FALSE(settings.Search) << given;
+    EXPECT_EQ(settings.describeOrder(), described);
+  }
+  for (auto [given, described] : {std::pair{"search", "search:uncertain"},
+                                  {"search:first", "search:first"},
+                                  {"search:random:2", "search:random:2"}}) {
+    EXPECT_FALSE(static_cast<bool>(parseExploreOrder(given, settings))) << given;
+    EXPECT_TRUE(settings.Search && settings.Rollouts) << given << ": a search is sweeps of rollouts";
     EXPECT_EQ(settings.describeOrder(), described);
   }
   EXPECT_FALSE(static_cast<bool>(parseExploreOrder("first", settings)));
   EXPECT_FALSE(settings.Rollouts) << "a chain again";
-  for (const char *bad :
-       {"Uncertain", "random:", "random:x", "", "rollouts:", "rollouts:rollouts:first", "first:rollouts"}) {
+  for (const char *bad : {"Uncertain", "random:", "random:x", "", "rollouts:", "rollouts:rollouts:first",
+                          "first:rollouts", "search:", "search:rollouts:first", "rollouts:search"}) {
     llvm::Error e = parseExploreOrder(bad, settings);
     EXPECT_TRUE(static_cast<bool>(e)) << bad;
     llvm::consumeError(std::move(e));

@@ -239,18 +239,21 @@ int main(int argc, char **argv) {
                  "--link, the kept trajectories' program is linked (summary.json's explore.linked compares it with "
                  "the base's). Explored shards merge with merge-harvest. 0: the plain harvest.")
       ->capture_default_str();
-  app.add_option("--explore_order", exploreOrder,
-                 "Which step an exploration flips, after the previous flip: uncertain (the one the base policy was "
-                 "least sure of: for the default heuristic the smallest |threshold - inline cost|, which the plugin "
-                 "reports, so --mode=plugin, and the base harvest writes sites files; for a tflite: policy the "
-                 "smallest |yes - no| of its logged inlining_logits; for an exec: policy the certainty it sends after "
-                 "each decision, asked for with MLGO_POLICY_CERTAINTY=1), first (the next one) or random:SEED "
-                 "(uniformly drawn, seeded per module and round). rollouts:ORDER (rollouts alone: "
-                 "rollouts:uncertain): per-decision rollouts instead of a chain: every explored trajectory flips one "
-                 "step of the base trajectory and follows the base policy after it, up to K steps per module in ORDER "
-                 "(the least certain first, first to last, or a permutation seeded per module); a K at least a "
-                 "module's decisions rolls out every one. explore.jsonl is then the rollout table (trajectory 0: the "
-                 "base's size), and the kept trajectory the best single flip. Not forked (--explore_fork).")
+  app.add_option(
+         "--explore_order", exploreOrder,
+         "Which step an exploration flips, after the previous flip: uncertain (the one the base policy was "
+         "least sure of: for the default heuristic the smallest |threshold - inline cost|, which the plugin "
+         "reports, so --mode=plugin, and the base harvest writes sites files; for a tflite: policy the "
+         "smallest |yes - no| of its logged inlining_logits; for an exec: policy the certainty it sends after "
+         "each decision, asked for with MLGO_POLICY_CERTAINTY=1), first (the next one) or random:SEED "
+         "(uniformly drawn, seeded per module and round). rollouts:ORDER (rollouts alone: "
+         "rollouts:uncertain): per-decision rollouts instead of a chain: every explored trajectory flips one "
+         "step of the base trajectory and follows the base policy after it, up to K steps per module in ORDER "
+         "(the least certain first, first to last, or a permutation seeded per module); a K at least a "
+         "module's decisions rolls out every one. explore.jsonl is then the rollout table (trajectory 0: the "
+         "base's size), and the kept trajectory the best single flip. search:ORDER: sweeps of rollouts, each from "
+         "the smallest trajectory of the sweep before while it is smaller than its parent, K trajectories per "
+         "module at most; no module ends larger than its base. Neither is forked (--explore_fork).")
       ->capture_default_str();
   bool exploreFork = true;
   app.add_option("--explore_fork", exploreFork,
@@ -373,6 +376,10 @@ int main(int argc, char **argv) {
                         app.count("--link_memory_limit");
   if (linkTemplate.empty() && linkCompanions)
     return usage("--link_extra, --link_order, --keep_objects and --link_memory_limit need --link");
+  // A search or rollouts without a budget would be a plain harvest that ignores them.
+  if (!explore && (app.count("--explore_order") || app.count("--explore_fork")))
+    return usage("--explore_order and --explore_fork need --explore=K with K > 0 (with rollouts: or search:, K is "
+                 "each module's budget of explored trajectories)");
   if (!linkTemplate.empty()) {
     auto words = parseLinkTemplate(linkTemplate);
     if (!words)

@@ -1,3 +1,6 @@
+// compile/: how one module is compiled under a policy (command lines, the
+// capability probe, confinement, the interactive host, the plugin's flags,
+// the compile server); knows nothing of corpora or harvests.
 // The command lines a harvest runs for one module, per compiler and mode.
 #pragma once
 

@@ -1,3 +1,6 @@
+// evaluate/: what a compile is worth (native sizes, the default's size per
+// module and its cache, the regalloc reward, the link of objects); uses
+// compile/, knows nothing of harvests.
 // The native size ml-compiler-opt rewards: llvm-size's Berkeley "text"
 // column, computed in-process.
 #pragma once

@@ -1,8 +1,13 @@
+// explore/: trajectories around a harvest's base (rounds, fork chains, the
+// commit of the kept ones, explored shards, the imitation dataset); uses
+// harvest/ and below.
+//
 // harvest-logs --explore=K: after the base harvest, up to K more
 // trajectories per module, each replaying the newest one up to a step,
 // flipping that step and following the base policy afterwards
-// (ml-compiler-opt's imitation-learning chain); the smallest native size is
-// kept. Each round of explorations is an ordinary harvest with
+// (ml-compiler-opt's imitation-learning chain; or per-decision rollouts of
+// the base, or a search of them: rollouts:ORDER, search:ORDER); the
+// smallest native size is kept. Each round of explorations is an ordinary harvest with
 // --policy=replay: of that round's trajectories (Trajectory.h, `then`), in
 // OUT/explore/round-<r>/, so it is measured, confined and journaled as any
 // harvest, and a failed trajectory costs only itself.
@@ -31,6 +36,11 @@ struct ExploreSettings {
   /// it, each flips a step after the previous flip in the newest trajectory
   /// (ml-compiler-opt's chain).
   bool Rollouts = false;
+  /// search:ORDER: rollouts in sweeps: once every step of the parent (at
+  /// first the base) is rolled out, the smallest rollout, when it is
+  /// smaller than its parent, becomes the next sweep's parent; the search
+  /// ends when a sweep finds nothing smaller or K trajectories were spent.
+  bool Search = false;
   /// --tfrecord: the kept trajectories in ml-compiler-opt's imitation format
   /// (ImitationDataset.h); "" : none.
   std::string TrajectoryTFRecord;
@@ -44,7 +54,7 @@ struct ExploreSettings {
 };
 
 /// "uncertain", "first" or "random:SEED", each optionally after "rollouts:"
-/// ("rollouts" alone is "rollouts:uncertain").
+/// or "search:" ("rollouts" or "search" alone: with "uncertain").
 llvm::Error parseExploreOrder(llvm::StringRef text, ExploreSettings &settings);
 
 /// Why `options` cannot be explored as `settings` say ("" when they can):
