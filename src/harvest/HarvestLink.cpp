@@ -124,14 +124,11 @@ LinkResult linkProgram(const HarvestOptions &options, const PassOutcome &pass, c
 } // namespace
 
 llvm::Expected<LinkResult> relinkHarvest(const HarvestOptions &options) {
-  auto corpus = readCorpusDescription(options.CorpusDir);
-  if (!corpus)
-    return corpus.takeError();
-  auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
-  if (!plan)
-    return plan.takeError();
+  auto planned = planCorpus(options.CorpusDir, options.Selection);
+  if (!planned)
+    return planned.takeError();
   std::string orderSource;
-  auto order = linkOrderOf(options, *corpus, *plan, orderSource);
+  auto order = linkOrderOf(options, planned->Corpus, planned->Plan, orderSource);
   if (!order)
     return order.takeError();
   auto journal = readHarvestJournal(harvestJournalPath(options.OutputDir));

@@ -218,12 +218,11 @@ llvm::Expected<HarvestSummary> runHarvestPass(const HarvestOptions &options, con
   // Ours now: what a killed run left half-written goes (StaleTemporaries.h).
   if (llvm::Error e = removeDeadHarvestTemporaries(options.OutputDir))
     return e;
-  auto corpus = readCorpusDescription(options.CorpusDir);
-  if (!corpus)
-    return corpus.takeError();
-  auto plan = planModules(*corpus, options.CorpusDir, options.Selection);
-  if (!plan)
-    return plan.takeError();
+  auto planned = planCorpus(options.CorpusDir, options.Selection);
+  if (!planned)
+    return planned.takeError();
+  const CorpusDescription *corpus = &planned->Corpus;
+  const std::vector<PlannedModule> *plan = &planned->Plan;
   {
     // A staged object copied in from another file system (--explicit_temps_dir)
     // goes through a temporary beside it (MoveFile.h).

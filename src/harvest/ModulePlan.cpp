@@ -69,4 +69,14 @@ llvm::Error parseShard(llvm::StringRef text, ModuleSelection &selection) {
   return llvm::Error::success();
 }
 
+llvm::Expected<PlannedCorpus> planCorpus(const std::string &corpusDir, const ModuleSelection &selection) {
+  auto corpus = readCorpusDescription(corpusDir);
+  if (!corpus)
+    return corpus.takeError();
+  auto plan = planModules(*corpus, corpusDir, selection);
+  if (!plan)
+    return plan.takeError();
+  return PlannedCorpus{std::move(*corpus), std::move(*plan)};
+}
+
 } // namespace mlgo

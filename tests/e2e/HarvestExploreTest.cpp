@@ -44,6 +44,18 @@ void checkSchema(const std::string &schema, const std::string &file, bool lines)
           quote(file));
 }
 
+// An opt that interrupts the harvest (SIGINT to it, as Ctrl-C would) at
+// the first compile of round `round`'s replays, once (`marks`/interrupted),
+// and is opt-22 otherwise.
+std::string interruptingOpt(const std::string &path, const std::string &marks, int round) {
+  return writeScript(path, "#!/bin/bash\n"
+                           "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-" +
+                               std::to_string(round) + "*) if [ ! -e " + quote(marks + "/interrupted") +
+                               " ]; then touch " + quote(marks + "/interrupted") +
+                               "; kill -INT $PPID; exit 1; fi;; esac; done\n"
+                               "exec opt-22 \"$@\"\n");
+}
+
 class HarvestExplore : public SmallInlinerCorpusSuite {
 protected:
   std::string harvest(const std::string &out, const std::string &flags) {
@@ -481,13 +493,7 @@ TEST_F(HarvestExplore, TheSearchKeepsOnlyImprovementsAndResumesToTheSameResult) 
   // Interrupted in its third round (as Ctrl-C would), then run again.
   std::string marks = Work / "marks", again = Work / "again";
   fs::create_directories(marks);
-  std::string opt = writeScript(Work / "opt-interrupting",
-                                "#!/bin/bash\n"
-                                "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-3*) "
-                                "if [ ! -e " +
-                                    quote(marks + "/interrupted") + " ]; then touch " + quote(marks + "/interrupted") +
-                                    "; kill -INT $PPID; exit 1; fi;; esac; done\n"
-                                    "exec opt-22 \"$@\"\n");
+  std::string opt = interruptingOpt(Work / "opt-interrupting", marks, 3);
   const std::string interrupted =
       flags + " --compile_server=off --opt_path=" + quote(opt) + " --compiler_writable_dir=" + quote(marks);
   CommandResult first = run(harvestCommand(corpus, again, interrupted));
@@ -569,13 +575,7 @@ TEST_F(HarvestExplore, AnInterruptedExplorationResumesItsRounds) {
   std::string marks = Work / "marks";
   fs::create_directories(marks);
   // The first round-2 compile interrupts the harvest (as Ctrl-C would).
-  std::string opt = writeScript(Work / "opt-interrupting",
-                                "#!/bin/bash\n"
-                                "for a in \"$@\"; do case \"$a\" in -mlgo-inliner-policy=replay:*round-2*) "
-                                "if [ ! -e " +
-                                    quote(marks + "/interrupted") + " ]; then touch " + quote(marks + "/interrupted") +
-                                    "; kill -INT $PPID; exit 1; fi;; esac; done\n"
-                                    "exec opt-22 \"$@\"\n");
+  std::string opt = interruptingOpt(Work / "opt-interrupting", marks, 2);
   std::string out = Work / "out", plain = Work / "plain";
   std::string flags = "--mode=plugin --explore=2 --explore_order=first --compile_server=off --opt_path=" + quote(opt) +
                       " --compiler_writable_dir=" + quote(marks);

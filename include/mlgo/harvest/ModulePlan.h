@@ -34,6 +34,14 @@ struct ModuleSelection {
 llvm::Expected<std::vector<PlannedModule>> planModules(const CorpusDescription &corpus, llvm::StringRef corpusDir,
                                                        const ModuleSelection &selection);
 
+/// A corpus' description and the modules `selection` plans of it.
+struct PlannedCorpus {
+  CorpusDescription Corpus;
+  std::vector<PlannedModule> Plan;
+};
+/// Reads `corpusDir`'s description and plans its modules (planModules).
+llvm::Expected<PlannedCorpus> planCorpus(const std::string &corpusDir, const ModuleSelection &selection);
+
 /// "I/N" (0 <= I < N), "auto" or "auto/N": see resolveShard (ShardSpec.h).
 llvm::Error parseShard(llvm::StringRef text, ModuleSelection &selection);
 
