@@ -17,7 +17,7 @@ namespace {
 // summary.json is read only for the reason a harvest has no sites.
 constexpr uint64_t MaxSummaryBytes = 16 << 20;
 
-llvm::Error invalid(const std::string &message) {
+llvm::Error invalidComparison(const std::string &message) {
   return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), "%s", message.c_str());
 }
 
@@ -270,26 +270,27 @@ llvm::Expected<HarvestComparison> compareHarvestDirectories(llvm::StringRef dirA
   for (int i = 0; i < 2; ++i) {
     std::string name = i == 0 ? "A" : "B";
     if (!llvm::sys::fs::is_directory(dirs[i]))
-      return invalid(name + ": " + dirs[i].str() + " is not a directory");
+      return invalidComparison(name + ": " + dirs[i].str() + " is not a directory");
     std::string path = joinPath(dirs[i], "harvest.jsonl");
     llvm::sys::fs::file_status status;
     if (std::error_code ec = llvm::sys::fs::status(path, status))
-      return invalid(name + ": " + path + ": " + ec.message() + " (not a harvest directory: harvest-logs or " +
-                     "merge-harvest writes harvest.jsonl)");
+      return invalidComparison(name + ": " + path + ": " + ec.message() +
+                               " (not a harvest directory: harvest-logs or " + "merge-harvest writes harvest.jsonl)");
     if (status.getSize() > MaxComparedJournalBytes)
-      return invalid(name + ": " + path + " has " + std::to_string(status.getSize()) + " bytes, more than the " +
-                     std::to_string(MaxComparedJournalBytes) + " compare-harvests reads");
+      return invalidComparison(name + ": " + path + " has " + std::to_string(status.getSize()) +
+                               " bytes, more than the " + std::to_string(MaxComparedJournalBytes) +
+                               " compare-harvests reads");
     if (llvm::Error e = checkNoUnfinishedCommit(dirs[i]))
-      return invalid(name + ": " + llvm::toString(std::move(e)));
+      return invalidComparison(name + ": " + llvm::toString(std::move(e)));
     auto journal = readHarvestJournal(path);
     if (!journal)
-      return invalid(name + ": " + llvm::toString(journal.takeError()));
+      return invalidComparison(name + ": " + llvm::toString(journal.takeError()));
     // A killed harvest: its last module is not recorded, so it is not what the
     // harvest would report. Finishing the harvest (resume) repairs it.
     if (journal->TornTail)
-      return invalid(name + ": " + path +
-                     ": the last line is torn (it has no newline: the harvest was killed "
-                     "while writing it); resume the harvest with harvest-logs to finish it, then compare");
+      return invalidComparison(name + ": " + path +
+                               ": the last line is torn (it has no newline: the harvest was killed "
+                               "while writing it); resume the harvest with harvest-logs to finish it, then compare");
     journals[i] = std::move(*journal);
   }
   HarvestComparison c = compareJournals(journals[0], journals[1]);

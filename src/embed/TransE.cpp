@@ -1,4 +1,5 @@
 #include "mlgo/embed/TransE.h"
+#include "mlgo/support/SplitMix.h"
 
 #include "mlgo/support/PathUtil.h"
 
@@ -16,13 +17,6 @@
 
 namespace mlgo {
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // A "count" line, then `count` lines the callback parses; errors name the
 // file and the line.

@@ -1,4 +1,5 @@
 #include "mlgo/embed/Triplets.h"
+#include "mlgo/support/SplitMix.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/embed/MachineVocabulary.h"
@@ -25,13 +26,6 @@ namespace mlgo {
 namespace {
 
 using llvm::ir2vec::Vocabulary;
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 uint64_t fnv1a(llvm::StringRef text) {
   uint64_t h = 0xcbf29ce484222325ull;
