@@ -336,6 +336,28 @@ def decision_sites(out):
     write(out, t, "wrong-types", '{"caller": 1, "callee": "g", "site": -1, "loc": 3, "default": "yes"}\n')
 
 
+def inline_decisions(out):
+    """Decisions files as export-decisions writes them, and a few near misses."""
+    t = "inline_decisions"
+    d = lambda caller, callee, n, p: {"caller": caller, "callee": callee, "site": n, "inline": p}
+    line = lambda module, source, decisions: json.dumps(
+        {"module": module, "source_filename": source, "decisions": decisions}, separators=(",", ":"),
+        ensure_ascii=False)
+    write(out, t, "modules", "\n".join([
+        line("lib/lapi.o", "../src/lapi.c", [d("lua_call", "luaD_call", 0, False), d("lua_call", "luaD_call", 2, True)]),
+        line("lstate.o", "", []),
+        line("a.o", "src/a.c", [d("_ZN1A1fEv", "", 0, True), d("main", "caf\u00e9", 18446744073709551615, False)]),
+    ]) + "\n")
+    write(out, t, "blank-lines", "\n\n" + line("m.o", "m.c", [d("f", "g", 0, True)]) + "\n  \n")
+    write(out, t, "no-newline", line("m.o", "m.c", [d("f", "g", 0, True)]))
+    write(out, t, "duplicate-module", line("m.o", "a.c", []) + "\n" + line("m.o", "b.c", []) + "\n")
+    write(out, t, "duplicate-source", line("a.o", "m.c", []) + "\n" + line("b.o", "m.c", []) + "\n")
+    write(out, t, "duplicate-site", line("m.o", "m.c", [d("f", "g", 0, True), d("f", "g", 0, False)]) + "\n")
+    write(out, t, "wrong-types",
+          '{"module": "", "source_filename": null, "decisions": [{"caller": 1, "callee": "g", "site": -1, '
+          '"inline": "yes", "loc": "m.c:1:1"}]}\n')
+
+
 def objects(out, clang, llvm_ar):
     t = "object_sections"
     with tempfile.TemporaryDirectory() as tmp:
@@ -500,7 +522,8 @@ def main():
     a = p.parse_args()
     for make in (compile_commands, linker_params, aquery, corpus_description, llvmcmd, command_line_screen, trajectories, explored_shards,
                  shell_words, training_log,
-                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites, ir2vec_vocab,
+                 tfrecords, journal, harvest_journal, baseline_cache, decision_sites, inline_decisions,
+                 ir2vec_vocab,
                  mir2vec_vocab, openke, compile_server_protocol, regalloc_remarks, link_order):
         make(a.out)
     objects(a.out, a.clang, a.llvm_ar)

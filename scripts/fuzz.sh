@@ -17,7 +17,7 @@ which=${1:-all}
 seconds=${2:-60}
 build_dir=${MLGO_FUZZ_BUILD_DIR:-$root/build-sanitize}
 targets=(compile_commands linker_params aquery corpus_description object_sections llvmcmd command_line_screen shell_words training_log
-  tfrecord journal harvest_journal tflite_model baseline_cache decision_sites ir2vec_vocab mir2vec_vocab openke
+  tfrecord journal harvest_journal tflite_model baseline_cache decision_sites inline_decisions ir2vec_vocab mir2vec_vocab openke
   policy_dir bitcode trajectories explored_shards compile_server_protocol regalloc_remarks linked_sections link_order
   native_size thinlto_index channel_header)
 if [ "$which" != all ]; then
@@ -41,7 +41,7 @@ python3 "$root/fuzz/make_seeds.py" "$work/seeds"
 
 dict_for() {
   case $1 in
-  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab | trajectories | explored_shards | link_order) echo "$root/fuzz/dict/json.dict" ;;
+  compile_commands | aquery | corpus_description | journal | harvest_journal | ir2vec_vocab | mir2vec_vocab | trajectories | explored_shards | link_order | inline_decisions) echo "$root/fuzz/dict/json.dict" ;;
   linker_params) echo "$root/fuzz/dict/params.dict" ;;
   shell_words) echo "$root/fuzz/dict/shell.dict" ;;
   command_line_screen) echo "$root/fuzz/dict/command_line.dict" ;;

@@ -25,6 +25,20 @@ llvm::Error checkBitcode(llvm::StringRef bytes) {
   return llvm::Error::success();
 }
 
+llvm::Expected<std::string> bitcodeSourceFileName(llvm::StringRef bytes) {
+  auto modules = llvm::getBitcodeModuleList(llvm::MemoryBufferRef(bytes, "<bitcode>"));
+  if (!modules)
+    return modules.takeError();
+  if (modules->empty())
+    return llvm::createStringError("the bitcode holds no module");
+  llvm::LLVMContext context;
+  // Lazily: module-level records only, no function body.
+  auto lazy = modules->front().getLazyModule(context, /*ShouldLazyLoadMetadata=*/true, /*IsImporting=*/false);
+  if (!lazy)
+    return lazy.takeError();
+  return (*lazy)->getSourceFileName();
+}
+
 llvm::Expected<std::vector<std::string>> linkerDirectives(llvm::StringRef bytes) {
   auto modules = llvm::getBitcodeModuleList(llvm::MemoryBufferRef(bytes, "<bitcode>"));
   if (!modules)

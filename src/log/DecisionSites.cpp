@@ -84,6 +84,8 @@ Json DecisionSite::toJson() const {
   j["decision"] = Decision;
   if (HasCostMargin)
     j["cost_margin"] = CostMargin ? Json(*CostMargin) : Json();
+  if (HasReplayLocation)
+    j["replay_loc"] = ReplayLocation ? Json(*ReplayLocation) : Json();
   return j;
 }
 
@@ -91,12 +93,12 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const Json &value, llvm::Strin
   if (!value.is_object())
     return invalid(where.str() + ": not a JSON object (it is " + typeName(value) + ")");
   static const char *const Keys[] = {"caller", "callee", "site", "loc", "default", "decision"};
-  static const char *const Optional = "cost_margin"; // newer than the others
+  static const char *const Optional = "cost_margin", *const OptionalReplay = "replay_loc"; // newer than the others
   for (const char *key : Keys)
     if (!value.contains(key))
       return invalid(where.str() + ": key '" + key + "' is missing");
   for (const auto &[key, unused] : value.items())
-    if (key != Optional &&
+    if (key != Optional && key != OptionalReplay &&
         std::find_if(std::begin(Keys), std::end(Keys), [&](const char *k) { return key == k; }) == std::end(Keys))
       return invalid(where.str() + ": key '" + key + "' is not a key of a decision site");
   DecisionSite site;
@@ -128,6 +130,14 @@ llvm::Expected<DecisionSite> decisionSiteFromJson(const Json &value, llvm::Strin
       site.CostMargin = margin.get<int64_t>();
     else if (!margin.is_null())
       return invalid(wrongType(where, Optional, "an integer or null", margin));
+  }
+  if (value.contains(OptionalReplay)) {
+    const Json &replay = value[OptionalReplay];
+    site.HasReplayLocation = true;
+    if (replay.is_string())
+      site.ReplayLocation = replay.get<std::string>();
+    else if (!replay.is_null())
+      return invalid(wrongType(where, OptionalReplay, "a string or null", replay));
   }
   return site;
 }

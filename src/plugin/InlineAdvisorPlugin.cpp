@@ -23,6 +23,7 @@
 #include "llvm/Analysis/MLModelRunner.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ProfileSummaryInfo.h"
+#include "llvm/Analysis/ReplayInlineAdvisor.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/Config/llvm-config.h"
@@ -148,6 +149,7 @@ public:
     LogPath = setting(LogOption, "MLGO_INLINER_LOG", "");
     SitesPath = setting(SitesOption, "MLGO_INLINER_SITES", "");
     NeedsDefault = Policy->usesDefaultDecision() || !LogPath.empty() || !SitesPath.empty();
+    NeedsSites = Policy->usesCallSites() || !SitesPath.empty();
     for (const mlgo::TensorSpec &spec : Features)
       FeatureBytes.push_back(spec.byteSize());
     if (ExploreOption.getNumOccurrences())
@@ -161,16 +163,30 @@ public:
   // The default heuristic's margin at the site it was just asked about.
   void noteCostMargin(std::optional<int> margin) { PendingMargin = margin; }
 
-  // The call site the next decision is about (provenance, -mlgo-inliner-sites).
+  // The call site the next decision is about (provenance, -mlgo-inliner-sites,
+  // and a policy that decides by call site).
   void aboutToDecide(const CallBase &CB) {
-    if (SitesPath.empty())
+    if (!NeedsSites)
       return;
-    Pending.Caller = CB.getCaller()->getName().str();
+    // Names are bytes; JSON wants UTF-8.
+    auto text = [](StringRef s) { return json::isUTF8(s) ? s.str() : json::fixUTF8(s); };
+    Pending.Caller = text(CB.getCaller()->getName());
     const Function *callee = CB.getCalledFunction();
-    Pending.Callee = callee ? callee->getName().str() : "";
+    Pending.Callee = callee ? text(callee->getName()) : "";
+    // The k-th decision about a call from this caller to this callee (as
+    // written: two names that differ only in bytes UTF-8 cannot hold are
+    // one): it does not move when another call in the caller is inlined or
+    // not, so two policies' harvests, and the user's own build, name the
+    // same site alike.
+    Pending.Ordinal = SiteCounts[{Pending.Caller, Pending.Callee}]++;
     Pending.Location.clear();
-    if (const DebugLoc &loc = CB.getDebugLoc())
-      Pending.Location = (loc->getFilename() + ":" + Twine(loc.getLine()) + ":" + Twine(loc.getCol())).str();
+    Pending.ReplayLocation.clear();
+    if (const DebugLoc &loc = CB.getDebugLoc(); loc && !SitesPath.empty()) {
+      Pending.Location = text((loc->getFilename() + ":" + Twine(loc.getLine()) + ":" + Twine(loc.getCol())).str());
+      // How -cgscc-inline-replay names this site (its default format).
+      Pending.ReplayLocation =
+          text(formatCallSiteLocation(loc, CallSiteFormat{CallSiteFormat::Format::LineColumnDiscriminator}));
+    }
     Pending.Set = true;
   }
 
@@ -186,6 +202,13 @@ public:
     for (size_t i = 0; i < Extras.size(); ++i)
       ExtraBytes[i].assign(Extras[i].byteSize(), '\0');
     mlgo::InProcessQuery query{Features, features, defaultDecision};
+    mlgo::InProcessCallSite site;
+    if (NeedsSites) {
+      if (!Pending.Set)
+        fatal("a decision without its call site");
+      site = {Pending.Caller, Pending.Callee, Pending.Ordinal};
+      query.Site = &site;
+    }
     auto decision = Policy->decide(query, ExtraBytes);
     if (!decision)
       fatal("the inlining policy failed: " + toString(decision.takeError()));
@@ -201,6 +224,7 @@ public:
       if (!SitesPath.empty())
         logSite(defaultDecision, *decision);
     }
+    Pending.Set = false;
     return *decision;
   }
 
@@ -231,6 +255,13 @@ public:
     Chain->finish(status);
   }
 
+  // An inliner pass ended: the policy may say what it missed.
+  void endAdvisor() {
+    if (Policy)
+      Policy->endModule();
+    flush();
+  }
+
   void flush() {
     for (auto [stream, path] : {std::pair{Stream.get(), &LogPath}, std::pair{Sites.get(), &SitesPath}})
       if (stream) {
@@ -243,7 +274,8 @@ public:
 
 private:
   struct Site {
-    std::string Caller, Callee, Location;
+    std::string Caller, Callee, Location, ReplayLocation;
+    uint64_t Ordinal = 0;
     bool Set = false;
   };
 
@@ -301,26 +333,20 @@ private:
     if (!Pending.Set)
       fatal("a decision without its call site (the sites file would no longer align with the log)");
     Pending.Set = false;
-    // Names are bytes; JSON wants UTF-8.
-    auto text = [](const std::string &s) { return json::isUTF8(s) ? s : json::fixUTF8(s); };
-    std::string caller = text(Pending.Caller), callee = text(Pending.Callee);
-    // The k-th logged decision about a call from this caller to this callee
-    // (as written: two names that differ only in bytes UTF-8 cannot hold are
-    // one): it does not move when another call in the caller is inlined or
-    // not, so two policies' harvests name the same site alike.
-    uint64_t ordinal = SiteCounts[{caller, callee}]++;
     if (!Sites)
       Sites = openStream(SitesPath, SitesBuffer);
     json::OStream out(*Sites);
     out.object([&] {
-      out.attribute("caller", caller);
-      out.attribute("callee", callee);
-      out.attribute("site", static_cast<int64_t>(ordinal));
-      out.attribute("loc", Pending.Location.empty() ? json::Value(nullptr) : json::Value(text(Pending.Location)));
+      out.attribute("caller", Pending.Caller);
+      out.attribute("callee", Pending.Callee);
+      out.attribute("site", static_cast<int64_t>(Pending.Ordinal));
+      out.attribute("loc", Pending.Location.empty() ? json::Value(nullptr) : json::Value(Pending.Location));
       out.attribute("default", defaultDecision);
       out.attribute("decision", decision);
       out.attribute("cost_margin",
                     PendingMargin ? json::Value(static_cast<int64_t>(*PendingMargin)) : json::Value(nullptr));
+      out.attribute("replay_loc",
+                    Pending.ReplayLocation.empty() ? json::Value(nullptr) : json::Value(Pending.ReplayLocation));
     });
     *Sites << '\n';
   }
@@ -367,6 +393,7 @@ private:
   Site Pending;
   std::optional<int> PendingMargin;
   bool NeedsDefault = true;
+  bool NeedsSites = false; // the sites file or the policy names each decision's call site
   std::map<std::pair<std::string, std::string>, uint64_t> SiteCounts;
   std::unique_ptr<mlgo::TrainingLogWriter> Writer;
 };
@@ -458,7 +485,7 @@ public:
               Session::get().noteCostMargin(margin);
               return advice;
             }) {}
-  ~InProcessInlineAdvisor() override { Session::get().flush(); }
+  ~InProcessInlineAdvisor() override { Session::get().endAdvisor(); }
 
 protected:
   std::unique_ptr<MLInlineAdvice> getAdviceFromModel(CallBase &CB, OptimizationRemarkEmitter &ORE) override {

@@ -97,7 +97,7 @@ TEST_F(DecisionSites, OneSitePerObservationInLogOrderNamingRealFunctions) {
     std::map<std::pair<std::string, std::string>, int64_t> ordinals;
     for (size_t i = 0; i < records.size(); ++i) {
       const nlohmann::json &site = records[i];
-      ASSERT_EQ(site.size(), 7u) << site.dump();
+      ASSERT_EQ(site.size(), 8u) << site.dump();
       // Not below the threshold: the heuristic did not inline (deferral
       // only turns a yes into a no).
       ASSERT_TRUE(site["cost_margin"].is_null() || site["cost_margin"].is_number_integer()) << site.dump();
@@ -133,10 +133,22 @@ TEST_F(DecisionSites, LocationsComeFromDebugInformation) {
   std::string out = Work / "h";
   mustRun(harvestCommand(corpus(), out, "--decision_sites --mode=plugin"));
   const std::regex Location(R"(src/c3\.c:[1-9][0-9]*:[1-9][0-9]*)");
-  for (const nlohmann::json &site : sites(out, "c3"))
+  for (const nlohmann::json &site : sites(out, "c3")) {
     EXPECT_TRUE(site["loc"].is_string() && std::regex_match(site["loc"].get<std::string>(), Location)) << site.dump();
-  for (const nlohmann::json &site : sites(out, "c1"))
+    // -cgscc-inline-replay's name of the site: the function the call is in
+    // (the caller, or what it was inlined from) by line offset and column.
+    const std::regex Replay(
+        R"([A-Za-z_][A-Za-z0-9_]*:[0-9]+:[0-9]+(\.[0-9]+)?( @ [A-Za-z_][A-Za-z0-9_]*:[0-9]+:[0-9]+(\.[0-9]+)?)*)");
+    ASSERT_TRUE(site["replay_loc"].is_string()) << site.dump();
+    std::string replay = site["replay_loc"];
+    EXPECT_TRUE(std::regex_match(replay, Replay)) << site.dump();
+    std::string outermost = replay.substr(replay.rfind(" @ ") == std::string::npos ? 0 : replay.rfind(" @ ") + 3);
+    EXPECT_EQ(outermost.substr(0, outermost.find(':')), site["caller"].get<std::string>()) << site.dump();
+  }
+  for (const nlohmann::json &site : sites(out, "c1")) {
     EXPECT_TRUE(site["loc"].is_null()) << "c1 has no debug information: " << site.dump();
+    EXPECT_TRUE(site["replay_loc"].is_null()) << site.dump();
+  }
 }
 
 // Names are bytes, and the sites file holds them as UTF-8, with U+FFFD for

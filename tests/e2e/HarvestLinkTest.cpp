@@ -7,6 +7,7 @@
 #include "support/Deadline.h"
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
+#include "support/LinkedImage.h"
 #include "support/TestSupport.h"
 
 #include <nlohmann/json.hpp>
@@ -50,26 +51,6 @@ protected:
 
   static std::string linkFlag(const std::string &extra = "") {
     return "--link=" + quote(Clang + " -fuse-ld=lld " + extra + " {objects} -o {output}");
-  }
-
-  // The allocated sections' bytes as the loader maps them. Without the build
-  // id: lld hashes the whole file into it, the embedded bitcode too, which
-  // the program's own objects carry and the harvest's need not.
-  std::string allocatedImage(const std::string &binary) {
-    std::string image = binary + ".image";
-    mustRun("llvm-objcopy-22 -O binary --remove-section=.note.gnu.build-id " + quote(binary) + " " + quote(image));
-    return readFile(image);
-  }
-
-  // Whether two binaries map the same bytes; on failure, where they part
-  // (printing whole images would bury the report).
-  ::testing::AssertionResult sameImage(const std::string &a, const std::string &b) {
-    std::string x = allocatedImage(a), y = allocatedImage(b);
-    if (x == y)
-      return ::testing::AssertionSuccess();
-    size_t at = std::mismatch(x.begin(), x.begin() + std::min(x.size(), y.size()), y.begin()).first - x.begin();
-    return ::testing::AssertionFailure() << a << " (" << x.size() << " bytes mapped) and " << b << " (" << y.size()
-                                         << ") differ from image offset " << at;
   }
 
   TempDir Work;

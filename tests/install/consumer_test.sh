@@ -13,7 +13,8 @@ bin=$build/bin
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 for f in include/mlgo/log/TrainingLog.h include/mlgo/corpus/CorpusDescription.h include/mlgo/support/Version.h \
   include/mlgo/compile/CompilerDriver.h include/mlgo/evaluate/NativeSize.h include/mlgo/policy/Policy.h \
-  include/mlgo/harvest/Harvester.h include/mlgo/explore/Exploration.h include/mlgo/run/HarvestRun.h; do
+  include/mlgo/harvest/Harvester.h include/mlgo/explore/Exploration.h include/mlgo/run/HarvestRun.h \
+  include/mlgo/deploy/DecisionExport.h include/mlgo/policy/InlineDecisions.h; do
   [ -f "$work/prefix/$f" ] || { echo "FAIL: cmake --install did not install $f" >&2; exit 1; }
 done
 config=$(find "$work/prefix" -name mlgoConfig.cmake)

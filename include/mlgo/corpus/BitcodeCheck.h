@@ -21,6 +21,10 @@ llvm::Error checkBitcode(llvm::StringRef bytes);
 /// refuses such an object (docs/security.md). Empty when none.
 llvm::Expected<std::vector<std::string>> linkerDirectives(llvm::StringRef bytes);
 
+/// The source_filename of the first module in `bytes` (what clang's
+/// module identifier is when the build compiles that file again).
+llvm::Expected<std::string> bitcodeSourceFileName(llvm::StringRef bytes);
+
 /// True when `bytes` starts with the raw (BC C0 DE) or wrapper (DE C0 17 0B)
 /// bitcode magic.
 bool hasBitcodeMagic(llvm::StringRef bytes);

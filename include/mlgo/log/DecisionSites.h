@@ -32,6 +32,11 @@ struct DecisionSite {
   /// none when the cost was not variable or the file predates the key.
   std::optional<int64_t> CostMargin;
   bool HasCostMargin = false; // the key was present (written back as read)
+  /// How LLVM's -cgscc-inline-replay names the site (its default format,
+  /// LineColumnDiscriminator: "caller:line-offset:col[.discriminator] @ ...");
+  /// none without debug info or in files older than the key.
+  std::optional<std::string> ReplayLocation;
+  bool HasReplayLocation = false;
 
   auto key() const { return std::tie(Caller, Callee, Site); }
   nlohmann::ordered_json toJson() const;

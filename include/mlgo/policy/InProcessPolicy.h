@@ -33,6 +33,13 @@
 
 namespace mlgo {
 
+/// Which call site a decision is about, named as the decision sites file
+/// names it: the k-th decision about a call from Caller to Callee.
+struct InProcessCallSite {
+  llvm::StringRef Caller, Callee;
+  uint64_t Site = 0;
+};
+
 /// One inlining decision, as the advisor computed it.
 struct InProcessQuery {
   /// The compiler's features in logging order (38 int64 [1] scalars for
@@ -41,6 +48,8 @@ struct InProcessQuery {
   llvm::ArrayRef<llvm::StringRef> Features;
   /// The default heuristic's decision for this call site.
   bool DefaultDecision = false;
+  /// The call site, when the policy asked for it (usesCallSites()).
+  const InProcessCallSite *Site = nullptr;
 
   /// The feature called `name`, if the compiler computes it.
   std::optional<size_t> find(llvm::StringRef name) const;
@@ -70,6 +79,13 @@ public:
   /// skips the default heuristic's cost analysis of every call site (a
   /// deployed model pays only for its own features).
   virtual bool usesDefaultDecision() const { return true; }
+
+  /// Whether decide() reads query.Site; asked once, after beginModule.
+  virtual bool usesCallSites() const { return false; }
+
+  /// After the module's inliner pass ended (a policy may report what it
+  /// expected and did not see).
+  virtual void endModule() {}
 
   /// The decision (true: inline). `extra[i]` has extraOutputs()[i].byteSize()
   /// bytes, zeroed, for the policy to fill. An Error fails the compile.

@@ -5,6 +5,7 @@
 // whole and compiles in a project of its own.
 #include <mlgo/compile/CompilerDriver.h>
 #include <mlgo/corpus/CorpusDescription.h>
+#include <mlgo/deploy/DecisionExport.h>
 #include <mlgo/evaluate/NativeSize.h>
 #include <mlgo/explore/Exploration.h>
 #include <mlgo/harvest/Harvester.h>
