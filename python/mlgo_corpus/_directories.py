@@ -54,6 +54,18 @@ class HarvestModule:
                 self.name, self.status, ", " + self.reason if self.reason else ""))
         return (Log(batch) for batch in _native.LogBatches(self._harvest_path, self._log_name, batch_size))
 
+    def read_rollout_log(self) -> Log:
+        """The base trajectory's log with its rollouts beside the features
+        (harvest-logs --explore_order=rollouts: or search:): two more int64
+        columns, base_native_size and rollout_native_size (the native size of
+        flipping that step and following the base; -1 where it was not rolled
+        out). MlgoError when the harvest has none for this module."""
+        relative = "rollouts/" + self._log_name[len("logs/"):]
+        if _native.read_file_beneath(self._harvest_path, relative) is None:
+            raise _native.MlgoError("%s: no rollouts log (%s); harvest with --explore_order=rollouts:ORDER" % (
+                self.name, relative))
+        return Log(_native.read_log_beneath(self._harvest_path, relative))
+
     def sites(self) -> Optional[List[dict]]:
         """The decision sites (harvest-logs --decision_sites), or None."""
         data = _native.read_file_beneath(self._harvest_path, self._sites_name)

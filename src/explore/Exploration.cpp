@@ -1,4 +1,5 @@
 #include "mlgo/explore/Exploration.h"
+#include "mlgo/explore/RolloutLogs.h"
 
 #include "mlgo/log/DecisionSites.h"
 
@@ -604,6 +605,19 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     }
   }
   plan.Result = result;
+  // The rollouts beside the base's features, while OUT/logs is the base's.
+  if (settings.Rollouts)
+    for (const ModuleChain &chain : chains) {
+      const Explored &base = chain.Trajectories[0];
+      if (!base.Decisions || base.Decisions->empty())
+        continue; // no log
+      ModuleRollouts rollouts{chain.Name, *base.NativeSize, {}};
+      for (const Explored &t : chain.Trajectories)
+        if (t.FlippedStep && t.Parent == 0 && t.NativeSize)
+          rollouts.FlippedSize[*t.FlippedStep] = *t.NativeSize;
+      if (llvm::Error e = writeRolloutLog(options.OutputDir, rollouts))
+        return std::move(e);
+    }
   // Nothing of the base is replaced before the whole result is staged.
   if (llvm::Error e = stageCommit(options, plan, table))
     return std::move(e);

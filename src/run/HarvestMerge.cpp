@@ -1,9 +1,11 @@
 #include "mlgo/run/HarvestMerge.h"
+
 #include "MergeOutput.h"
 #include "mlgo/support/Version.h"
 
 #include "mlgo/corpus/CorpusDescription.h"
 #include "mlgo/explore/ExploredShards.h"
+#include "mlgo/explore/RolloutLogs.h"
 #include "mlgo/harvest/HarvestDataset.h"
 #include "mlgo/harvest/HarvestJournal.h"
 #include "mlgo/log/LogDataset.h"
@@ -492,6 +494,19 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
         return e;
     for (std::string dir = parentOf(to); dir.size() > staging.size() && directories.insert(dir).second;)
       dir = parentOf(dir);
+    // An explored shard's rollouts beside its base's features (RolloutLogs.h).
+    if (*exploration) {
+      auto rollouts = existsBeneath(shard.Dir, rolloutLogName(name));
+      if (!rollouts)
+        return rollouts.takeError();
+      if (*rollouts) {
+        std::string rolloutTo = joinPath(staging, rolloutLogName(name));
+        if (llvm::Error e = placeLog(shard.Dir, rolloutLogName(name), rolloutTo, o.HardLink))
+          return e;
+        for (std::string dir = parentOf(rolloutTo); dir.size() > staging.size() && directories.insert(dir).second;)
+          dir = parentOf(dir);
+      }
+    }
     ++result.Logs;
   }
   result.Merged = lines.size();
