@@ -85,6 +85,17 @@ std::string roundDir(const HarvestOptions &options, unsigned round) {
   return joinPath(joinPath(options.OutputDir, "explore"), "round-" + std::to_string(round));
 }
 
+// Whether the base compiles can fork the rounds' trajectories as the
+// decisions come: a chain follows an order it can tell step by step (not
+// random:SEED, which draws from the whole trajectory); rollouts fork from
+// the base as a star, for the order the plugin knows before the base ends
+// (first: step i is trajectory i+1; the search's first sweep too).
+bool forksRounds(const ExploreSettings &settings) {
+  if (settings.Rollouts)
+    return settings.How == ExploreSettings::Order::First;
+  return settings.How != ExploreSettings::Order::Random;
+}
+
 // Rollouts: the parent trajectory's steps in the order their rollouts come:
 // the least certain first (the earlier of equals), first to last, or a
 // permutation drawn for the module and the sweep from the seed.
@@ -329,11 +340,11 @@ void prepareBaseHarvest(HarvestOptions &options, ExploreSettings &settings) {
   chains.OutputDir = options.OutputDir;
   chains.ExplicitTemps = !options.ExplicitTempsDir.empty();
   chains.TimeoutSeconds = options.TimeoutSeconds;
-  // Not for rollouts: a chain forks each trajectory from the one before.
-  if (settings.Fork && !settings.Rollouts && settings.Trajectories && options.Mode == AdvisorMode::Plugin &&
-      inProcess && options.Compiler.Kind == CompilerKind::Opt && settings.How != ExploreSettings::Order::Random) {
+  if (settings.Fork && forksRounds(settings) && settings.Trajectories && options.Mode == AdvisorMode::Plugin &&
+      inProcess && options.Compiler.Kind == CompilerKind::Opt) {
     chains.Trajectories = settings.Trajectories;
-    chains.Order = settings.How == ExploreSettings::Order::First         ? "first"
+    chains.Order = settings.Rollouts                                     ? "star"
+                   : settings.How == ExploreSettings::Order::First       ? "first"
                    : certaintySource(options) == CertaintySource::Logits ? "logits"
                                                                          : "margin";
   }
@@ -482,7 +493,7 @@ llvm::Expected<ExploreResult> runExploration(const HarvestOptions &options, cons
     // The base compiles' fork chains ran many of these trajectories already
     // (--explore_fork=false: every trajectory compiled).
     round_.Hooks.reset();
-    if (settings.Fork && !settings.Rollouts) {
+    if (settings.Fork && forksRounds(settings)) {
       ChainAdoption::Settings adoption;
       adoption.Round = round;
       adoption.ChainsDir = joinPath(joinPath(options.OutputDir, "explore"), "chains");

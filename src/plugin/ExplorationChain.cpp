@@ -113,8 +113,10 @@ llvm::Expected<ChainSpec> parseChainSpec(llvm::StringRef text) {
     spec.How = ChainSpec::Order::Logits;
   else if (order == "first")
     spec.How = ChainSpec::Order::First;
+  else if (order == "star")
+    spec.How = ChainSpec::Order::Star;
   else
-    return llvm::createStringError("-mlgo-inliner-explore: the order must be margin, logits or first, not '%s'",
+    return llvm::createStringError("-mlgo-inliner-explore: the order must be margin, logits, first or star, not '%s'",
                                    order.str().c_str());
   spec.Dir = dir.str();
   return spec;
@@ -138,6 +140,8 @@ void ExplorationChain::dropPending() {
 }
 
 bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) {
+  if (Spec.How == ChainSpec::Order::Star)
+    return Index == 0 && step < Spec.Trajectories ? rollOut(step, decision) : decision;
   if (Index >= Spec.Trajectories || step < From)
     return decision;
   // The step harvest-logs' next round would flip: the least certain after
@@ -201,6 +205,40 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
   return decision;
 }
 
+bool ExplorationChain::rollOut(size_t step, bool decision) {
+  int done[2];
+  if (::pipe2(done, O_CLOEXEC) != 0)
+    return decision; // harvest-logs compiles this rollout itself
+  pid_t parent = ::getpid();
+  double prefix = secondsSince(Started);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // The rollout: it dies with the base, and runs now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(0);
+    ::close(done[0]);
+    DoneFd = done[1];
+    Index = static_cast<unsigned>(step); // becomeTrajectory makes it step + 1
+    becomeTrajectory(step);
+    return !decision;
+  }
+  ::close(done[1]);
+  if (pid < 0) {
+    ::close(done[0]);
+    return decision;
+  }
+  std::string dir = trajectoryDir(static_cast<unsigned>(step) + 1);
+  ::mkdir(Spec.Dir.c_str(), 0755);
+  ::mkdir(dir.c_str(), 0755);
+  // Its whole compile, its prefix included, gets the timeout; the base's
+  // own clock does not count the wait.
+  auto waiting = std::chrono::steady_clock::now();
+  awaitTrajectory(static_cast<unsigned>(step) + 1, pid, done[0], step, Spec.TimeoutSeconds - prefix, true);
+  Started += std::chrono::steady_clock::now() - waiting;
+  return decision;
+}
+
 void ExplorationChain::becomeTrajectory(size_t flippedStep) {
   ++Index;
   From = flippedStep + 1;
@@ -255,10 +293,17 @@ void ExplorationChain::finish(int status) {
   double budget = Spec.TimeoutSeconds - next.PrefixSeconds;
   bool resumed = budget > 0 && writeAll(next.Go, "g", 1);
   ::close(next.Go);
+  awaitTrajectory(Index + 1, next.Pid, next.Done, next.Step, budget, resumed);
+}
+
+void ExplorationChain::awaitTrajectory(unsigned index, pid_t pid, int done, size_t step, double budget, bool started) {
+  // A trajectory that died must cost itself, not this one: writing to its
+  // pipe then fails instead of killing us.
+  ::signal(SIGPIPE, SIG_IGN);
   int childStatus = 0;
   bool got = false;
   bool timedOut = false;
-  if (resumed) {
+  if (started && budget > 0) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                            std::chrono::duration<double>(budget));
     while (true) {
@@ -267,34 +312,34 @@ void ExplorationChain::finish(int status) {
         timedOut = true;
         break;
       }
-      pollfd p{next.Done, POLLIN, 0};
+      pollfd p{done, POLLIN, 0};
       int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
       if (r < 0 && errno == EINTR)
         continue;
       if (r > 0)
-        got = readAll(next.Done, &childStatus, sizeof(childStatus));
+        got = readAll(done, &childStatus, sizeof(childStatus));
       timedOut = r <= 0; // a poll that fails cannot wait: as a timeout
       break;
     }
   }
-  if (timedOut || !resumed)
-    ::kill(next.Pid, SIGKILL); // its own checkpoints die with it
+  if (timedOut || !started || budget <= 0)
+    ::kill(pid, SIGKILL); // its own checkpoints die with it
   int waited = 0;
-  while (::waitpid(next.Pid, &waited, 0) < 0 && errno == EINTR) {
+  while (::waitpid(pid, &waited, 0) < 0 && errno == EINTR) {
   }
-  ::close(next.Done);
+  ::close(done);
   char json[256];
   if (got)
     std::snprintf(json, sizeof(json), "{\"status\":\"exit\",\"exit\":%d,\"flipped_step\":%zu,\"then\":", childStatus,
-                  next.Step);
+                  step);
   else if (timedOut || budget <= 0)
-    std::snprintf(json, sizeof(json), "{\"status\":\"timeout\",\"flipped_step\":%zu,\"then\":", next.Step);
+    std::snprintf(json, sizeof(json), "{\"status\":\"timeout\",\"flipped_step\":%zu,\"then\":", step);
   else if (WIFSIGNALED(waited))
     std::snprintf(json, sizeof(json),
-                  "{\"status\":\"signal\",\"signal\":%d,\"flipped_step\":%zu,\"then\":", WTERMSIG(waited), next.Step);
+                  "{\"status\":\"signal\",\"signal\":%d,\"flipped_step\":%zu,\"then\":", WTERMSIG(waited), step);
   else
     std::snprintf(json, sizeof(json), "{\"status\":\"died\",\"exit\":%d,\"flipped_step\":%zu,\"then\":",
-                  WIFEXITED(waited) ? WEXITSTATUS(waited) : -1, next.Step);
+                  WIFEXITED(waited) ? WEXITSTATUS(waited) : -1, step);
   std::string then;
   for (char c : Then) { // a policy spec: a path at most; escaped as JSON wants
     if (c == '"' || c == '\\')
@@ -303,7 +348,7 @@ void ExplorationChain::finish(int status) {
       continue;
     then += c;
   }
-  writeStatus(dir, std::string(json) + "\"" + then + "\"}\n");
+  writeStatus(trajectoryDir(index), std::string(json) + "\"" + then + "\"}\n");
 }
 
 } // namespace mlgo::plugin

@@ -1,4 +1,4 @@
-// The inliner plugin's half of harvest-logs --explore's fork chains
+// The inliner plugin's half of harvest-logs --explore's fork chains and star
 // (docs/harvest-exploration.md#exploring-by-forking). A module's base compile runs
 // with -mlgo-inliner-explore=K:ORDER:TIMEOUT:DIR. At every decision that
 // the next exploration could flip (the least certain so far after the last
@@ -29,7 +29,11 @@ struct ChainSpec {
   unsigned Trajectories = 0; // K: explored trajectories after the base
   /// Margin: the least |cost margin| after the last flip; Logits: the least
   /// |logit difference|; First: the first decision after the last flip.
-  enum class Order { Margin, Logits, First } How = Order::Margin;
+  /// Star: per-decision rollouts of the base (--explore_order=rollouts:first
+  /// and search:first's first sweep): at each of its first K steps the base
+  /// forks a trajectory that flips that step and follows the policy, waits
+  /// for it, and goes on; trajectory i flipped step i-1.
+  enum class Order { Margin, Logits, First, Star } How = Order::Margin;
   double TimeoutSeconds = 60; // each explored trajectory's own compile
   std::string Dir;
 };
@@ -74,6 +78,12 @@ private:
   void dropPending();
   std::string trajectoryDir(unsigned index) const;
   void becomeTrajectory(size_t flippedStep);
+  /// Star: forks the rollout of `step` and waits for it; the decision this
+  /// process takes (the other one in the rollout).
+  bool rollOut(size_t step, bool decision);
+  /// Waits for trajectory `index` (pid, its done pipe) to end, killing it
+  /// after `budget` seconds, and writes its status.json.
+  void awaitTrajectory(unsigned index, pid_t pid, int done, size_t step, double budget, bool started);
 
   ChainSpec Spec;
   std::string Then;

@@ -32,7 +32,8 @@ TEST_F(HarvestExplore, RolloutsFlipOneStepOfTheBaseEachAndEqualFreshReplays) {
   checkSchema("explore_trajectory.schema.json", out + "/explore.jsonl", true);
   checkSchema("harvest_summary.schema.json", out + "/summary.json", false);
   EXPECT_EQ(harvestSummary(out)["explore"]["order"], "rollouts:first");
-  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], 0) << "rollouts are not forked";
+  // Forked from the base compile, as a star: every rollout (3 per module).
+  EXPECT_EQ(harvestSummary(out)["explore"]["forked"], 3 * Modules.size());
   mustRun(harvest(sites, "--mode=plugin --decision_sites"));
   std::map<std::string, std::vector<nlohmann::json>> byModule;
   for (const nlohmann::json &t : jsonLines(out + "/explore.jsonl"))
@@ -109,6 +110,33 @@ TEST_F(HarvestExplore, RolloutsFlipOneStepOfTheBaseEachAndEqualFreshReplays) {
       EXPECT_EQ(fresh[m]["native_size"], byModule[m][i]["native_size"]) << m << " rollout " << i;
   }
   expectKeptEqualsFreshReplay(out, "plugin");
+
+  // Compiled whole instead of forked: the same table and rollout logs.
+  std::string whole = Work / "whole";
+  mustRun(harvest(whole, "--mode=plugin --explore=3 --explore_order=rollouts:first --explore_fork=false"));
+  EXPECT_EQ(harvestSummary(whole)["explore"]["forked"], 0);
+  EXPECT_EQ(readFile(whole + "/explore.jsonl"), readFile(out + "/explore.jsonl"));
+  for (const std::string &m : Modules)
+    EXPECT_TRUE(readFile(whole + "/rollouts/" + m + ".log") == readFile(out + "/rollouts/" + m + ".log")) << m;
+}
+
+// A forked rollout that crashes or hangs costs only itself: the round
+// compiles it, and the table is the one compiling every rollout gives.
+TEST_F(HarvestExplore, AForkedRolloutThatCrashesOrHangsIsCompiledInstead) {
+  const std::string flags = "--mode=plugin --compile_server=on --explore=3 --explore_order=rollouts:first";
+  std::string compiled = Work / "compiled";
+  mustRun(harvest(compiled, flags + " --explore_fork=false"));
+  for (const std::string fault : {"abort:2", "hang:1"}) {
+    SCOPED_TRACE(fault);
+    std::string forked = Work / ("forked-" + fault.substr(0, fault.find(':')));
+    // hang: the base kills its rollout at --compilation_timeout, then goes on.
+    std::string timeout = fault == "hang:1" ? " --compilation_timeout=10" : "";
+    CommandResult r = run("MLGO_EXPLORE_CHAIN_FAULT=" + fault + " " + harvest(forked, flags + timeout));
+    ASSERT_EQ(r.ExitCode, 0) << r.Err;
+    EXPECT_EQ(readFile(forked + "/explore.jsonl"), readFile(compiled + "/explore.jsonl"));
+    // Every module's other two rollouts were forked.
+    EXPECT_EQ(harvestSummary(forked)["explore"]["forked"], 2 * Modules.size());
+  }
 }
 
 // rollouts:uncertain takes the base's least certain steps first (the
