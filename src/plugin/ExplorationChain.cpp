@@ -79,6 +79,19 @@ std::chrono::steady_clock::time_point processStart() {
   return now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(running));
 }
 
+// fork(2), the child tied to this process: it dies with it, and exits at
+// once if it already has.
+pid_t forkTied() {
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(0);
+  }
+  return pid;
+}
+
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -161,14 +174,10 @@ bool ExplorationChain::atDecision(size_t step, double certainty, bool decision) 
     dropPending();
     return decision;
   }
-  pid_t parent = ::getpid();
   double prefix = secondsSince(Started);
-  pid_t pid = ::fork();
+  pid_t pid = forkTied();
   if (pid == 0) {
     // The checkpoint: it dies with this trajectory unless resumed by it.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent)
-      ::_exit(0);
     ::close(go[1]);
     ::close(done[0]);
     if (DoneFd >= 0) { // the parent's line to its own parent is not ours
@@ -209,14 +218,10 @@ bool ExplorationChain::rollOut(size_t step, bool decision) {
   int done[2];
   if (::pipe2(done, O_CLOEXEC) != 0)
     return decision; // harvest-logs compiles this rollout itself
-  pid_t parent = ::getpid();
   double prefix = secondsSince(Started);
-  pid_t pid = ::fork();
+  pid_t pid = forkTied();
   if (pid == 0) {
     // The rollout: it dies with the base, and runs now.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent)
-      ::_exit(0);
     ::close(done[0]);
     DoneFd = done[1];
     Index = static_cast<unsigned>(step); // becomeTrajectory makes it step + 1
