@@ -99,6 +99,10 @@ TEST_F(DecisionExport, TheSearchedProgramRebuildsFromItsSourcesThroughThePluginA
   EXPECT_EQ(summary["replay"]["decisions_not_expressed"], 0) << summary.dump(2);
   EXPECT_EQ(summary["modules_not_exported"].size(), 0u) << summary.dump(2);
   EXPECT_EQ(summary["compiler"], "clang");
+  std::string check = "/usr/bin/python3 " + quote(std::string(MLGO_SOURCE_DIR) + "/tests/e2e/check_schema.py") + " ";
+  std::string formats = std::string(MLGO_SOURCE_DIR) + "/corpus_formats/";
+  mustRun(check + quote(formats + "export_decisions_report.schema.json") + " " + quote(report));
+  mustRun(check + "--lines " + quote(formats + "inline_decisions.schema.json") + " " + quote(decisions));
 
   // The default's build differs: the decisions are what makes the program.
   std::string plain = rebuild("plain", "");
@@ -204,6 +208,51 @@ TEST_F(DecisionExport, AMalformedDecisionsFileIsAClearError) {
   EXPECT_NE(r.Err.find(fifo + ": not a regular file"), std::string::npos) << r.Err;
 }
 
+// The replay remarks leave out, and the report names, a decision whose
+// replay key another logged site shares with the opposite decision, and one
+// without a debug location; the plugin's file still carries both.
+TEST_F(DecisionExport, WhatTheReplayCannotExpressIsReported) {
+  std::string out = Work / "h";
+  ASSERT_EQ(run(harvestCommand(corpus(), out, "--compiler=clang --mode=plugin --decision_sites")).ExitCode, 0);
+  std::string path = out + "/logs/gen.o.sites.jsonl";
+  std::vector<nlohmann::json> sites;
+  std::istringstream in(readFile(path));
+  for (std::string line; std::getline(in, line);)
+    sites.push_back(nlohmann::json::parse(line));
+  ASSERT_GE(sites.size(), 3u);
+  // Site 0 departs from the default; site 1 has its key and the opposite
+  // decision; site 2 departs too, without a debug location.
+  nlohmann::json &a = sites[0], &b = sites[1], &c = sites[2];
+  ASSERT_TRUE(a["replay_loc"].is_string());
+  a["decision"] = !a["default"].get<bool>();
+  b["callee"] = a["callee"];
+  b["site"] = 999;
+  b["replay_loc"] = a["replay_loc"];
+  b["decision"] = a["default"];
+  c["decision"] = !c["default"].get<bool>();
+  c["replay_loc"] = nullptr;
+  std::string text;
+  for (const nlohmann::json &site : sites)
+    text += site.dump() + "\n";
+  writeFile(path, text);
+
+  std::string decisions = Work / "d.jsonl", remarks = Work / "r.txt", report = Work / "report.json";
+  CommandResult r = run(exportCommand(out, "--output=" + quote(decisions) + " --replay_remarks=" + quote(remarks) +
+                                               " --report=" + quote(report)));
+  ASSERT_EQ(r.ExitCode, 0) << r.Err;
+  nlohmann::json summary = nlohmann::json::parse(readFile(report));
+  EXPECT_EQ(summary["exported"]["inline"].get<int>() + summary["exported"]["not_inline"].get<int>(), 2);
+  EXPECT_EQ(summary["replay"]["decisions_not_expressed"], 2) << summary.dump(2);
+  EXPECT_EQ(summary["replay"]["remarks"], 0) << summary.dump(2);
+  ASSERT_EQ(summary["not_replayable"].size(), 2u) << summary.dump(2);
+  EXPECT_NE(summary["not_replayable"][0]["reason"].get<std::string>().find("the opposite decision"), std::string::npos)
+      << summary.dump(2);
+  EXPECT_NE(summary["not_replayable"][1]["reason"].get<std::string>().find("no debug location"), std::string::npos)
+      << summary.dump(2);
+  EXPECT_EQ(readFile(remarks), "");
+  EXPECT_NE(readFile(decisions).find("\"site\":0"), std::string::npos);
+}
+
 // export-decisions refuses what it cannot export: a harvest without decision
 // sites, and a directory that is no harvest.
 TEST_F(DecisionExport, ExportNeedsAHarvestWithDecisionSites) {
@@ -217,6 +266,21 @@ TEST_F(DecisionExport, ExportNeedsAHarvestWithDecisionSites) {
   r = run(exportCommand(Work.path(), "--output=" + quote(Work / "d.jsonl")));
   EXPECT_EQ(r.ExitCode, 1);
   EXPECT_NE(r.Err.find("harvest.jsonl"), std::string::npos) << r.Err;
+
+  // A module whose sites file is gone is not exported, and said so (exit
+  // 3); the others are.
+  std::string sites = Work / "sites";
+  ASSERT_EQ(run(harvestCommand(corpus(), sites, "--compiler=clang --mode=plugin --decision_sites")).ExitCode, 0);
+  fs::remove(sites + "/logs/util.o.sites.jsonl");
+  std::string report = Work / "report.json";
+  r = run(exportCommand(sites, "--output=" + quote(Work / "d.jsonl") + " --report=" + quote(report)));
+  EXPECT_EQ(r.ExitCode, 3) << r.Err;
+  EXPECT_NE(r.Err.find("not exported: util.o: " + sites + "/logs/util.o.sites.jsonl is missing"), std::string::npos)
+      << r.Err;
+  nlohmann::json summary = nlohmann::json::parse(readFile(report));
+  ASSERT_EQ(summary["modules_not_exported"].size(), 1u) << summary.dump(2);
+  EXPECT_EQ(summary["modules_not_exported"][0]["module"], "util.o");
+  EXPECT_EQ(summary["modules"], modules().size() - 1);
 }
 
 } // namespace
