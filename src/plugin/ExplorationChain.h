@@ -1,5 +1,6 @@
-// The inliner plugin's half of harvest-logs --explore's fork chains and star
-// (docs/harvest-exploration.md#exploring-by-forking). A module's base compile runs
+// The inliner plugin's half of harvest-logs --explore's fork chains and
+// forked rollouts (docs/harvest-exploration.md#exploring-by-forking and
+// #forked-rollouts: ORDER star, below). A module's base compile runs
 // with -mlgo-inliner-explore=K:ORDER:TIMEOUT:DIR. At every decision that
 // the next exploration could flip (the least certain so far after the last
 // flip, or the first after it), the compiler forks a paused checkpoint and

@@ -4,7 +4,7 @@
 # usage: man_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
-tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec)
+tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec export-decisions)
 command -v man >/dev/null || { echo "FAIL: man is not installed (scripts/setup.sh installs man-db)" >&2; exit 1; }
 status=0
 for t in "${tools[@]}"; do

@@ -6,7 +6,7 @@
 # usage: package_test.sh BUILD_DIR CLANG      (root only; exit 77 = skipped)
 set -euo pipefail
 build=$1 clang=$2
-tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec)
+tools=(extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec export-decisions)
 aliases=(extract_ir make_corpus combine_training_corpus)
 
 if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then

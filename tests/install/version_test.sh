@@ -9,7 +9,7 @@ version=$(sed -n 's/^project(mlgo-corpus VERSION \([0-9.]*\).*/\1/p' "$source/CM
 llvm=$(llvm-config-22 --version 2>/dev/null || /usr/lib/llvm-22/bin/llvm-config --version)
 revision=$(git -C "$source" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 status=0
-for t in extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec \
+for t in extract-ir make-corpus combine-training-corpus validate-corpus harvest-logs training-log merge-harvest mlgo-policy compare-harvests mlgo-ir2vec export-decisions \
          extract_ir make_corpus combine_training_corpus; do
   out=$("$bin/$t" --version) || { echo "FAIL: $t --version exits $?" >&2; status=1; continue; }
   name=$(readlink "$bin/$t" || echo "$t")

@@ -22,7 +22,8 @@ std::string exploreChainName(const std::string &module);
 /// The base harvest's side: each base compile that runs in the compile
 /// server with codegen in the same child also explores up to Trajectories
 /// trajectories by forking at the decisions to flip, ordered by Order
-/// (margin, logits or first); they are kept in OUT/explore/chains/<chain>/t<i>/
+/// (margin, logits or first; star: the base's rollouts, each forked from
+/// the base at its step); they are kept in OUT/explore/chains/<chain>/t<i>/
 /// for the rounds. With no trajectories, a base compile still removes what
 /// an earlier run's chain left of its module.
 class ChainForking : public ModuleCompileHooks {
