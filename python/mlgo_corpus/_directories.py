@@ -68,14 +68,23 @@ class HarvestModule:
 
     def sites(self) -> Optional[List[dict]]:
         """The decision sites (harvest-logs --decision_sites), or None."""
-        data = _native.read_file_beneath(self._harvest_path, self._sites_name)
+        return self._read_sites(self._sites_name)
+
+    def read_rollout_sites(self) -> Optional[List[dict]]:
+        """The base trajectory's decision sites, beside its rollout log
+        (rollouts/<module>.sites.jsonl: each decision's call site and the
+        default's cost_margin), or None when the harvest wrote none."""
+        return self._read_sites("rollouts/" + self._sites_name[len("logs/"):])
+
+    def _read_sites(self, relative: str) -> Optional[List[dict]]:
+        data = _native.read_file_beneath(self._harvest_path, relative)
         if data is None:
             return None
         try:
             text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as open() reads lines
             return [json.loads(line) for line in text.split("\n") if line.strip()]
         except ValueError as e:  # UnicodeDecodeError is one
-            raise _native.MlgoError("%s: not a sites file: %s" % (self.sites_path, e)) from None
+            raise _native.MlgoError("%s: not a sites file: %s" % (os.path.join(self._harvest_path, relative), e)) from None
 
     def __repr__(self) -> str:
         return "HarvestModule(%r, %s, native_size=%s)" % (self.name, self.status, self.native_size)

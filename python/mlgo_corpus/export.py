@@ -26,15 +26,16 @@ from .features import Vocab
 # TFLite schema numbers used here (tensorflow/lite/schema/schema.fbs).
 _FLOAT32, _INT32, _INT64 = 0, 2, 4
 # builtin operator code, BuiltinOptions union type
-_OPS = {"BUCKETIZE": (147, 115), "CAST": (53, 37), "DIV": (42, 29), "MUL": (18, 21), "SQRT": (75, 0),
+_OPS = {"BUCKETIZE": (147, 115), "CAST": (53, 37), "DIV": (42, 29), "MUL": (18, 21), "SUB": (41, 28), "SQRT": (75, 0),
         "CONCATENATION": (2, 10), "FULLY_CONNECTED": (9, 8), "ARG_MAX": (56, 40)}
 _RELU = 1
 
 
-def dense_layers(model) -> List[Tuple[np.ndarray, np.ndarray, bool]]:
+def dense_layers(model, outputs: int = 2) -> List[Tuple[np.ndarray, np.ndarray, bool]]:
     """[(weight [out, in], bias [out], relu)] of a torch nn.Sequential of
     Linear and ReLU modules, or of a list of (weight, bias, relu) numpy
-    layers (returned checked)."""
+    layers (returned checked). The last layer must give `outputs` values:
+    the two logits (no, yes), or a deviating policy's one flip score."""
     layers = []
     if isinstance(model, (list, tuple)):
         for weight, bias, relu in model:
@@ -62,8 +63,9 @@ def dense_layers(model) -> List[Tuple[np.ndarray, np.ndarray, bool]]:
         if i and weight.shape[1] != layers[i - 1][0].shape[0]:
             raise ValueError("layer %d takes %d inputs, layer %d gives %d" % (
                 i, weight.shape[1], i - 1, layers[i - 1][0].shape[0]))
-    if layers[-1][0].shape[0] != 2 or layers[-1][2]:
-        raise ValueError("the last layer must give the two logits (no, yes) without a ReLU")
+    if layers[-1][0].shape[0] != outputs or layers[-1][2]:
+        raise ValueError("the last layer must give %s without a ReLU" % (
+            "the two logits (no, yes)" if outputs == 2 else "%d value(s)" % outputs))
     return layers
 
 
@@ -173,12 +175,19 @@ def _serialize(graph: _Graph) -> bytes:
 
 
 def build_graph(layers, vocab: Vocab, features: Sequence[str], with_sqrt: bool = False,
-                float_inputs: bool = False) -> _Graph:
+                float_inputs: bool = False, deviate_threshold: Optional[float] = None) -> _Graph:
     """The policy's graph. float_inputs makes the twin that TFLite's
     JavaScript API can run (it cannot feed or read int64 tensors): each
     feature arrives as float32 and is CAST to int64 first, and the decision
-    leaves CAST to int32, as inlining_decision_int32; the rest is the same."""
+    leaves CAST to int32, as inlining_decision_int32; the rest is the same.
+
+    deviate_threshold: the network gives one flip score f, and the policy
+    takes the default heuristic's decision d (the inlining_default input,
+    which `features` must name) unless f > threshold, where it takes the
+    other: the logits are [0, (1 - 2d)(f - threshold)]. With an infinite
+    threshold it never deviates: it decides as -Oz."""
     g = _Graph()
+    raw = {}
     for name, ttype in (("action_discount", _FLOAT32), ("action_reward", _FLOAT32), ("action_step_type", _INT32)):
         g.inputs.append(g.tensor(name, ttype, [1]))
     pieces = []
@@ -191,6 +200,7 @@ def build_graph(layers, vocab: Vocab, features: Sequence[str], with_sqrt: bool =
         else:
             x_in = g.tensor("action_%s:0" % feature, _INT64, [1])
             g.inputs.append(x_in)
+        raw[feature] = x_in
         bucket = g.op("BUCKETIZE", [x_in], _INT32, [1], [(0, "floats", boundaries)])
         as_float = g.op("CAST", [bucket], _FLOAT32, [1])
         count = g.const("count_%d" % k, np.array([len(boundaries)], dtype=np.float32))
@@ -208,7 +218,20 @@ def build_graph(layers, vocab: Vocab, features: Sequence[str], with_sqrt: bool =
         bias_tensor = g.const("dense_%d/bias" % i, bias)
         h = g.op("FULLY_CONNECTED", [h, w, bias_tensor], _FLOAT32, [1, weight.shape[0]],
                  [(0, "int8", _RELU if relu else 0), (1, "int8", 0), (2, "uint8", 0)],
-                 name="inlining_logits:0" if i == len(layers) - 1 else None)
+                 name="inlining_logits:0" if i == len(layers) - 1 and deviate_threshold is None else None)
+    if deviate_threshold is not None:
+        if "inlining_default" not in raw:
+            raise ValueError("a deviating policy reads inlining_default; the features do not name it")
+        no_activation = [(0, "int8", 0)]
+        default = g.op("CAST", [raw["inlining_default"]], _FLOAT32, [1])
+        sign = g.op("SUB", [g.const("one", np.array([1.0], dtype=np.float32)),
+                            g.op("MUL", [default, g.const("two", np.array([2.0], dtype=np.float32))], _FLOAT32, [1],
+                                 no_activation)], _FLOAT32, [1], no_activation)
+        above = g.op("SUB", [h, g.const("deviate_threshold", np.array([deviate_threshold], dtype=np.float32))],
+                     _FLOAT32, [1, 1], no_activation)
+        yes = g.op("MUL", [above, sign], _FLOAT32, [1, 1], no_activation)
+        h = g.op("CONCATENATION", [g.const("no", np.zeros((1, 1), dtype=np.float32)), yes], _FLOAT32, [1, 2],
+                 [(0, "int32", 1), (1, "int8", 0)], name="inlining_logits:0")
     axis = g.const("argmax_axis", np.array([1], dtype=np.int32))
     decision = g.op("ARG_MAX", [h, axis], _INT64, [1], [(0, "int8", _INT64)], name="inlining_decision:0")
     g.outputs = [decision, h]
@@ -226,7 +249,8 @@ OUTPUT_SPEC = [
 
 
 def export_policy(model, vocab_dir, out_dir, features: Optional[Sequence[str]] = None,
-                  with_sqrt: bool = False, float_inputs_twin: Optional[str] = None) -> List[str]:
+                  with_sqrt: bool = False, float_inputs_twin: Optional[str] = None,
+                  deviate_threshold: Optional[float] = None) -> List[str]:
     """Writes out_dir/model.tflite and out_dir/output_spec.json; returns the
     features the model takes, in input order.
 
@@ -238,6 +262,8 @@ def export_policy(model, vocab_dir, out_dir, features: Optional[Sequence[str]] =
     the same list given to features.normalize for training.
     float_inputs_twin: also write the same graph with float32 inputs to
     this path (build_graph's float_inputs), for TFLite's JavaScript runtime.
+    deviate_threshold: the network gives one flip score and the policy keeps
+    the default's decision unless the score exceeds it (build_graph).
     Files are written to temporaries and renamed into place.
     """
     vocab = Vocab.load(vocab_dir)
@@ -245,12 +271,14 @@ def export_policy(model, vocab_dir, out_dir, features: Optional[Sequence[str]] =
     missing = [n for n in names if n not in vocab.boundaries]
     if missing:
         raise ValueError("no quantile file for: %s" % ", ".join(missing))
-    layers = dense_layers(model)
+    layers = dense_layers(model, outputs=2 if deviate_threshold is None else 1)
     out_dir = os.fspath(out_dir)
-    files = [(os.path.join(out_dir, "model.tflite"), _serialize(build_graph(layers, vocab, names, with_sqrt))),
+    files = [(os.path.join(out_dir, "model.tflite"),
+              _serialize(build_graph(layers, vocab, names, with_sqrt, deviate_threshold=deviate_threshold))),
              (os.path.join(out_dir, "output_spec.json"), (json.dumps(OUTPUT_SPEC, indent=2) + "\n").encode())]
     if float_inputs_twin is not None:
-        twin = _serialize(build_graph(layers, vocab, names, with_sqrt, float_inputs=True))
+        twin = _serialize(build_graph(layers, vocab, names, with_sqrt, float_inputs=True,
+                                      deviate_threshold=deviate_threshold))
         files.append((os.fspath(float_inputs_twin), twin))
     os.makedirs(out_dir, exist_ok=True)
     for path, content in files:

@@ -15,6 +15,22 @@ namespace mlgo {
 
 std::string rolloutLogName(const std::string &module) { return "rollouts/" + module + ".log"; }
 
+std::string rolloutSitesName(const std::string &module) { return "rollouts/" + module + ".sites.jsonl"; }
+
+namespace {
+
+// Written below explore/ (ours), then put in place following no link.
+llvm::Error placeRolloutFile(llvm::StringRef outputDir, llvm::StringRef text, const std::string &name) {
+  std::string staged = "explore/rollout-file.tmp";
+  if (llvm::Error e = writeFileAtomically(joinPath(outputDir, staged), text))
+    return e;
+  if (llvm::Error e = placeBeneath(outputDir, staged, outputDir, name))
+    return e;
+  return removeBeneath(outputDir, staged);
+}
+
+} // namespace
+
 llvm::Error writeRolloutLog(llvm::StringRef outputDir, const ModuleRollouts &rollouts) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -62,13 +78,19 @@ llvm::Error writeRolloutLog(llvm::StringRef outputDir, const ModuleRollouts &rol
   if (applied != rollouts.FlippedSize.size())
     return llvm::createStringError("%s: %zu steps, and rollouts of steps past them", base.c_str(), step);
   os.flush();
-  // Written below explore/ (ours), then put in place following no link.
-  std::string staged = "explore/rollout-log.tmp";
-  if (llvm::Error e = writeFileAtomically(joinPath(outputDir, staged), text))
-    return e;
-  if (llvm::Error e = placeBeneath(outputDir, staged, outputDir, rolloutLogName(rollouts.Module)))
-    return e;
-  return removeBeneath(outputDir, staged);
+  // The sites first: a rollout log is only ever beside its own sites.
+  std::string sites = harvestSitesName(rollouts.Module);
+  auto hasSites = existsBeneath(outputDir, sites);
+  if (!hasSites)
+    return hasSites.takeError();
+  if (*hasSites) {
+    auto buffer = readFileBeneath(outputDir, sites);
+    if (!buffer)
+      return buffer.takeError();
+    if (llvm::Error e = placeRolloutFile(outputDir, (*buffer)->getBuffer(), rolloutSitesName(rollouts.Module)))
+      return e;
+  }
+  return placeRolloutFile(outputDir, text, rolloutLogName(rollouts.Module));
 }
 
 } // namespace mlgo

@@ -202,6 +202,8 @@ public:
     for (size_t i = 0; i < Extras.size(); ++i)
       ExtraBytes[i].assign(Extras[i].byteSize(), '\0');
     mlgo::InProcessQuery query{Features, features, defaultDecision};
+    if (NeedsDefault)
+      query.CostMargin = PendingMargin;
     mlgo::InProcessCallSite site;
     if (NeedsSites) {
       if (!Pending.Set)

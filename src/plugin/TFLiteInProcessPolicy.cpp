@@ -4,6 +4,16 @@
 // decided exactly as on the interactive channel (src/policy/TFLitePolicy.cpp):
 // inputs by name, absent ones fed zeros, output 0 the decision (non-zero:
 // inline), later outputs logged under their logging names.
+//
+// Beside the compiler's features a model may read two inputs about the
+// default heuristic: `inlining_default` (its decision, 0 or 1, as
+// development mode and the interactive channel send it) and `cost_margin`
+// (its threshold minus its inline cost: how sure it was). A policy that
+// deviates from -Oz only where that pays (models/inliner-oz-deviate) reads
+// both. A cost that is not variable has no margin; the model then sees
+// +2^31 when the heuristic inlines and -2^31 when it does not, beyond any
+// variable margin, so "always" and "never" are the surest of all
+// (mlgo_corpus.deviate encodes the sites file's null alike).
 #include "mlgo/model/PolicyModel.h"
 #include "mlgo/policy/InProcessPolicy.h"
 
@@ -22,10 +32,12 @@ public:
 
   // The compiler's features are fixed for its lifetime; bind once. Like
   // development mode (and the interactive channel, whose last feature it
-  // is), the model also sees `inlining_default`, the heuristic's decision.
+  // is), the model also sees `inlining_default`, the heuristic's decision,
+  // and after it `cost_margin`.
   llvm::Error beginModule(llvm::StringRef, llvm::ArrayRef<TensorSpec> features) override {
     std::vector<TensorSpec> withDefault(features.begin(), features.end());
     withDefault.push_back(TensorSpec{"inlining_default", ElementType::Int64, {1}, 0});
+    withDefault.push_back(TensorSpec{"cost_margin", ElementType::Int64, {1}, 0});
     auto binding = Model->bind(withDefault);
     if (!binding)
       return binding.takeError();
@@ -35,15 +47,16 @@ public:
 
   std::vector<TensorSpec> extraOutputs() const override { return Extras; }
 
-  // ml-compiler-opt's models (and ours) do not read inlining_default.
-  bool usesDefaultDecision() const override {
-    return std::find(Binding.Unused.begin(), Binding.Unused.end(), "inlining_default") == Binding.Unused.end();
-  }
+  // ml-compiler-opt's models (and inliner-oz) read neither; then the
+  // plugin skips the heuristic's cost analysis.
+  bool usesDefaultDecision() const override { return reads("inlining_default") || reads("cost_margin"); }
 
   llvm::Expected<bool> decide(const InProcessQuery &query, llvm::MutableArrayRef<std::string> extra) override {
     Pieces.assign(query.Features.begin(), query.Features.end());
     DefaultBytes = query.DefaultDecision;
     Pieces.push_back(llvm::StringRef(reinterpret_cast<const char *>(&DefaultBytes), sizeof(DefaultBytes)));
+    MarginBytes = costMarginInput(query.CostMargin, query.DefaultDecision);
+    Pieces.push_back(llvm::StringRef(reinterpret_cast<const char *>(&MarginBytes), sizeof(MarginBytes)));
     if (llvm::Error e = Model->evaluate(Binding, Pieces))
       return e;
     for (size_t i = 0; i < extra.size(); ++i) {
@@ -54,11 +67,20 @@ public:
   }
 
 private:
+  bool reads(llvm::StringRef input) const {
+    return std::find(Binding.Unused.begin(), Binding.Unused.end(), input) == Binding.Unused.end();
+  }
+
+  static int64_t costMarginInput(std::optional<int64_t> margin, bool defaultDecision) {
+    constexpr int64_t Surest = int64_t(1) << 31;
+    return margin ? *margin : (defaultDecision ? Surest : -Surest);
+  }
+
   std::unique_ptr<model::PolicyModel> Model;
   model::PolicyBinding Binding;
   std::vector<TensorSpec> Extras;
   std::vector<llvm::StringRef> Pieces;
-  int64_t DefaultBytes = 0;
+  int64_t DefaultBytes = 0, MarginBytes = 0;
 };
 
 InProcessPolicyRegistration

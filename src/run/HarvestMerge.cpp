@@ -503,6 +503,10 @@ llvm::Expected<MergeResult> mergeHarvest(const MergeOptions &o) {
         std::string rolloutTo = joinPath(staging, rolloutLogName(name));
         if (llvm::Error e = placeLog(shard.Dir, rolloutLogName(name), rolloutTo, o.HardLink))
           return e;
+        if (sites)
+          if (llvm::Error e =
+                  placeLog(shard.Dir, rolloutSitesName(name), joinPath(staging, rolloutSitesName(name)), o.HardLink))
+            return e;
         for (std::string dir = parentOf(rolloutTo); dir.size() > staging.size() && directories.insert(dir).second;)
           dir = parentOf(dir);
       }

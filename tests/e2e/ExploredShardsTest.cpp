@@ -163,8 +163,8 @@ TEST_F(ExploredShards, ADatasetThatCannotBeWrittenLeavesTheExplorationWhole) {
   EXPECT_TRUE(readFile(Work / "again.tfrecord") == readFile(Work / "good.tfrecord"));
 }
 
-// Rollout shards merge with their rollout logs: the merged directory's are
-// the one-machine run's, byte for byte.
+// Rollout shards merge with their rollout logs and sites: the merged
+// directory's are the one-machine run's, byte for byte.
 TEST_F(ExploredShards, RolloutShardsMergeWithTheirRolloutLogs) {
   const std::string rollouts = "--mode=plugin --explore=3 --explore_order=rollouts:first";
   std::string one = Work / "one", merged = Work / "merged";
@@ -176,6 +176,9 @@ TEST_F(ExploredShards, RolloutShardsMergeWithTheirRolloutLogs) {
     std::string log = readFile(one + "/rollouts/" + m + ".log");
     EXPECT_FALSE(log.empty()) << m;
     EXPECT_TRUE(readFile(merged + "/rollouts/" + m + ".log") == log) << m;
+    std::string sites = readFile(one + "/rollouts/" + m + ".sites.jsonl");
+    EXPECT_FALSE(sites.empty()) << m;
+    EXPECT_EQ(readFile(merged + "/rollouts/" + m + ".sites.jsonl"), sites) << m;
   }
 }
 

@@ -67,6 +67,9 @@ TEST_F(HarvestExplore, RolloutsFlipOneStepOfTheBaseEachAndEqualFreshReplays) {
     std::vector<LoggedObservation> baseLog = readObservations(sites + "/logs/" + m + ".log"),
                                    withRollouts = readObservations(out + "/rollouts/" + m + ".log");
     ASSERT_EQ(withRollouts.size(), baseLog.size()) << m;
+    // Beside it, the base's sites (its cost margins), which logs/ no longer
+    // holds once a flip was kept.
+    EXPECT_EQ(readFile(out + "/rollouts/" + m + ".sites.jsonl"), readFile(sites + "/logs/" + m + ".sites.jsonl")) << m;
     for (size_t s = 0; s < baseLog.size(); ++s) {
       LoggedObservation own = withRollouts[s];
       EXPECT_EQ(own["base_native_size"], ts[0]["native_size"].get<double>()) << m << " step " << s;

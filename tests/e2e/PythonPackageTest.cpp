@@ -34,31 +34,6 @@ nlohmann::json checkHarvest(const std::string &out, const std::string &tfrecord)
   return nlohmann::json::parse(r.Out);
 }
 
-// Modules whose -Oz inliner says no as well as yes: callees of 1 to 24
-// statements, each called from several callers.
-std::vector<std::pair<std::string, std::string>> mixedDecisionSources(int modules) {
-  std::vector<std::pair<std::string, std::string>> sources;
-  for (int m = 0; m < modules; ++m) {
-    std::string src;
-    const int Leaves = 14;
-    for (int k = 0; k < Leaves; ++k) {
-      int statements = 1 + (k * 7 + m * 3) % 24;
-      src += "int leaf" + std::to_string(k) + "(int x) {\n  int s = x;\n";
-      for (int i = 0; i < statements; ++i)
-        src += "  s = (s * " + std::to_string(3 + i) + ") ^ (x >> " + std::to_string(i % 7) + ");\n";
-      src += "  return s;\n}\n";
-    }
-    for (int j = 0; j < 10; ++j) {
-      src += "int caller" + std::to_string(j) + "(int x) {\n  return 0";
-      for (int c = 0; c < 4; ++c)
-        src += " + leaf" + std::to_string((j * 3 + c * 5 + m) % Leaves) + "(x + " + std::to_string(c) + ")";
-      src += ";\n}\n";
-    }
-    sources.push_back({"mix" + std::to_string(m), src});
-  }
-  return sources;
-}
-
 class PythonPackage : public InlinerCorpusSuite {
 protected:
   void SetUp() override {

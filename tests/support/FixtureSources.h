@@ -22,4 +22,8 @@ std::string pressureFunction(const std::string &name, int live);
 /// output that depends on them all (a miscompiled binary prints otherwise).
 std::vector<std::pair<std::string, std::string>> linkedProgramSources();
 
+/// `modules` modules whose -Oz inliner says no as well as yes: callees of 1
+/// to 24 statements, each called from several callers.
+std::vector<std::pair<std::string, std::string>> mixedDecisionSources(int modules);
+
 } // namespace mlgo::test

@@ -6,6 +6,9 @@
 //   rollout_native_size  the native size of the trajectory that flips this
 //                        step and follows the base policy; -1 where the step
 //                        was not rolled out (the budget) or its rollout failed
+// Beside it, OUT/rollouts/<module>.sites.jsonl is the base trajectory's
+// sites file (each decision's call site and the default's cost_margin),
+// which OUT/logs no longer holds once a flip was kept.
 // Written before the exploration's commit is staged, while OUT/logs still
 // holds the base's logs; training-log to-tfrecord and the Python package's
 // read_log carry the columns as they carry every feature.
@@ -30,9 +33,13 @@ struct ModuleRollouts {
 /// `rollouts/<module>.log`, relative to the harvest's directory.
 std::string rolloutLogName(const std::string &module);
 
+/// `rollouts/<module>.sites.jsonl`, relative to the harvest's directory.
+std::string rolloutSitesName(const std::string &module);
+
 /// Writes OUT/rollouts/<module>.log from OUT/logs/<module>.log (the base's,
-/// read and written below OUT following no link), replacing it atomically.
-/// A rollout of a step the log does not have is an error.
+/// read and written below OUT following no link), replacing it atomically,
+/// and OUT/rollouts/<module>.sites.jsonl from the base's sites file when it
+/// has one. A rollout of a step the log does not have is an error.
 llvm::Error writeRolloutLog(llvm::StringRef outputDir, const ModuleRollouts &rollouts);
 
 } // namespace mlgo

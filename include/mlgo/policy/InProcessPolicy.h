@@ -48,6 +48,11 @@ struct InProcessQuery {
   llvm::ArrayRef<llvm::StringRef> Features;
   /// The default heuristic's decision for this call site.
   bool DefaultDecision = false;
+  /// The default heuristic's threshold minus its inline cost at this site
+  /// (positive: inline, before deferral), as the sites file's cost_margin;
+  /// nullopt when the cost is not variable (always or never inline) or when
+  /// no policy asked for the default (usesDefaultDecision()).
+  std::optional<int64_t> CostMargin;
   /// The call site, when the policy asked for it (usesCallSites()).
   const InProcessCallSite *Site = nullptr;
 
