@@ -38,7 +38,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bc_max import evaluate, log, percent, read_json, run, tool  # noqa: E402  (the same steps)
+from bc_max import evaluate, percent, read_json, run, tool  # noqa: E402  (the same steps)
+
+
+def log(message):
+    print("deviate_loop: " + message, file=sys.stderr, flush=True)
 
 
 def rollouts(args):

@@ -300,19 +300,24 @@ def auc(score: np.ndarray, positive: np.ndarray) -> float:
     return float((ranks[positive].sum() - p * (p + 1) / 2.0) / (p * q))
 
 
-def threshold_table(score: np.ndarray, gain: np.ndarray, rates: Sequence[float]) -> List[dict]:
-    """For each flip rate r: the threshold that flips the fraction r of
-    these decisions with the highest scores, and what those flips collect
-    by their rollouts. (The classifier's own rule is f > 0; on little data
-    it is not calibrated, so the rate, not 0, is the setting.)"""
+def threshold_table(score: np.ndarray, rolled: np.ndarray, gain: np.ndarray, rates: Sequence[float]) -> List[dict]:
+    """For each flip rate r: the threshold above which the fraction r of
+    these decisions scores (score: every decision, as the policy meets
+    them; rolled: which were rolled out), the flips it makes, and what the
+    rolled-out ones among them collect by their rollouts. (The classifier's
+    own rule is f > 0; on little data it is not calibrated, so the rate,
+    not 0, is the setting. Rollouts of the first K decisions of a module
+    score otherwise than its later ones, so the rate is of all decisions.)"""
     table = []
     ordered = np.sort(score)[::-1]
     for rate in rates:
         k = int(math.floor(rate * len(score)))
         threshold = (float(ordered[k]) if k < len(ordered) else float(ordered[-1])) if len(score) else 0.0
         flips = score > threshold
+        known = flips & rolled
         table.append({"rate": rate, "threshold": threshold, "flips": int(flips.sum()),
-                      "paying": int((gain[flips] > 0).sum()), "gain": float(gain[flips].sum())})
+                      "rolled_out_flips": int(known.sum()), "paying": int((gain[known] > 0).sum()),
+                      "gain": float(gain[known].sum())})
     return table
 
 
@@ -389,7 +394,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                              "auto (the candidate whose flips collect the most rollout gain on the validation "
                              "projects; default)")
     parser.add_argument("--candidates", action="store_true",
-                        help="also export a policy per flip rate %s of the validation decisions to "
+                        help="also export a policy per flip rate %s of all the validation decisions to "
                              "WORK/candidates/rate-R/, for a real compile to choose among" % (list(RATES),))
     parser.add_argument("--epochs", type=int, default=30, metavar="N", help="passes over the data (default 30)")
     parser.add_argument("--learning_rate", type=float, default=0.001, metavar="F", help="Adam's (default 0.001)")
@@ -444,18 +449,18 @@ def run(args: argparse.Namespace) -> dict:
     torch.save(result.model.state_dict(), os.path.join(args.work, "network.pt"))
     score = scores(result.model, x)
 
-    def summary(mask):
+    def summary(mask, every):
         g, s = data.gain[mask], score[mask]
         paying = g > 0
-        return {"decisions": int(mask.sum()), "paying": int(paying.sum()), "costing": int((g < 0).sum()),
-                "gain_if_all_paying_flipped": float(g[paying].sum()),
+        return {"decisions": int(every.sum()), "rolled_out": int(mask.sum()), "paying": int(paying.sum()),
+                "costing": int((g < 0).sum()), "gain_if_all_paying_flipped": float(g[paying].sum()),
                 "auc": auc(s[g != 0], paying[g != 0]),
-                "thresholds": threshold_table(s, g, RATES)}
+                "thresholds": threshold_table(score[every], rolled[every], np.nan_to_num(data.gain[every]), RATES)}
 
     report = {"harvests": list(args.harvest), "validation_projects": validation, "features": names,
               "epochs": args.epochs, "learning_rate": args.learning_rate, "zero_weight": args.zero_weight,
               "width": args.width, "layers": args.layers, "seed": args.seed, "epoch_losses": result.epoch_losses,
-              "train": summary(train_mask), "validation": summary(val_mask) if val_mask.any() else None}
+              "train": summary(train_mask, ~held), "validation": summary(val_mask, held) if val_mask.any() else None}
     if args.threshold == "never":
         threshold = math.inf
     elif args.threshold == "auto":

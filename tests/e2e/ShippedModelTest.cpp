@@ -1,6 +1,8 @@
-// The inliner-for-size policy we ship (models/inliner-oz): it loads in the
-// stock opt-22 and clang-22 through the plugin, and every decision it makes
-// there is what `mlgo-policy eval` says of the same observation.
+// The inliner-for-size policies we ship (models/inliner-oz and
+// models/inliner-oz-deviate): they load in the stock opt-22 and clang-22
+// through the plugin, and every decision they make there is what
+// `mlgo-policy eval` says of the same observation (for the deviating one,
+// with the default's cost margin the plugin fed, from the sites file).
 #include "support/FixtureSources.h"
 #include "support/HarvestCorpus.h"
 #include "support/TestSupport.h"
@@ -76,15 +78,15 @@ TEST_F(ShippedModel, BuildsAWorkingProgramInClangAsMlgoPolicyEvalDecides) {
     std::string log = Work / (name + ".log");
     writeFile(c, text);
     CommandResult r = run(std::string(MLGO_CLANG) + " -Oz -c -fpass-plugin=" + quote(Plugin) +
-                          " -mllvm -mlgo-inliner-policy=tflite:" + quote(Model) + " -mllvm -mlgo-inliner-log=" +
-                          quote(log) + " " + quote(c) + " -o " + quote(o));
+                          " -mllvm -mlgo-inliner-policy=tflite:" + quote(Model) +
+                          " -mllvm -mlgo-inliner-log=" + quote(log) + " " + quote(c) + " -o " + quote(o));
     ASSERT_EQ(r.ExitCode, 0) << r.Err;
     mustRun(std::string(MLGO_CLANG) + " -Oz -c " + quote(c) + " -o " + quote(plain));
     // Without a log nobody reads the default heuristic's decision, so the
     // plugin skips its cost analysis: the object must not change.
     std::string unlogged = Work / (name + ".unlogged.o");
-    mustRun(std::string(MLGO_CLANG) + " -Oz -c -fpass-plugin=" + quote(Plugin) + " -mllvm -mlgo-inliner-policy=tflite:" +
-            quote(Model) + " " + quote(c) + " -o " + quote(unlogged));
+    mustRun(std::string(MLGO_CLANG) + " -Oz -c -fpass-plugin=" + quote(Plugin) +
+            " -mllvm -mlgo-inliner-policy=tflite:" + quote(Model) + " " + quote(c) + " -o " + quote(unlogged));
     EXPECT_TRUE(readFile(unlogged) == readFile(o)) << name << ": the log changed the code";
     if (fs::exists(log))
       compared += expectLogDecidesAsEval(log);
@@ -95,6 +97,73 @@ TEST_F(ShippedModel, BuildsAWorkingProgramInClangAsMlgoPolicyEvalDecides) {
   mustRun(std::string(MLGO_CLANG) + " -fuse-ld=lld" + objects + " -o " + quote(Work / "prog"));
   mustRun(std::string(MLGO_CLANG) + " -fuse-ld=lld" + plainObjects + " -o " + quote(Work / "plain"));
   CommandResult policy = run(quote(Work / "prog")), plain = run(quote(Work / "plain"));
+  EXPECT_EQ(policy.ExitCode, 0);
+  EXPECT_FALSE(policy.Out.empty());
+  EXPECT_EQ(policy.Out, plain.Out) << "the policy-built program computes otherwise";
+}
+
+const std::string DeviateModel = std::string(MLGO_SOURCE_DIR) + "/models/inliner-oz-deviate";
+
+// What the plugin feeds a model as cost_margin (TFLiteInProcessPolicy.cpp).
+int64_t marginInput(const nlohmann::json &site) {
+  if (!site["cost_margin"].is_null())
+    return site["cost_margin"].get<int64_t>();
+  return site["default"].get<bool>() ? (int64_t(1) << 31) : -(int64_t(1) << 31);
+}
+
+// As a user deploys it: plain clang-22 -Oz with the plugin and the policy
+// that deviates from -Oz only where it expects a gain; each decision is what
+// mlgo-policy eval says of the logged features, default and margin, and the
+// program runs as the -Oz one does.
+TEST(ShippedDeviateModel, BuildsAWorkingProgramInClangAsMlgoPolicyEvalDecides) {
+  ASSERT_TRUE(fs::exists(DeviateModel + "/model.tflite")) << DeviateModel;
+  TempDir work;
+  std::string src = work / "src";
+  fs::create_directories(src);
+  std::string objects, plainObjects;
+  size_t compared = 0;
+  for (const auto &[name, text] : linkedProgramSources()) {
+    std::string c = src + "/" + name + ".c", o = work / (name + ".o"), plain = work / (name + ".plain.o");
+    std::string log = work / (name + ".log"), sites = work / (name + ".sites.jsonl");
+    writeFile(c, text);
+    mustRun(std::string(MLGO_CLANG) + " -Oz -c -fpass-plugin=" + quote(Plugin) +
+            " -mllvm -mlgo-inliner-policy=tflite:" + quote(DeviateModel) + " -mllvm -mlgo-inliner-log=" + quote(log) +
+            " -mllvm -mlgo-inliner-sites=" + quote(sites) + " " + quote(c) + " -o " + quote(o));
+    mustRun(std::string(MLGO_CLANG) + " -Oz -c " + quote(c) + " -o " + quote(plain));
+    objects += " " + quote(o);
+    plainObjects += " " + quote(plain);
+    if (!fs::exists(log))
+      continue;
+    CommandResult dump = run(tool("training-log") + " dump " + quote(log));
+    ASSERT_EQ(dump.ExitCode, 0) << dump.Err;
+    std::istringstream logged(dump.Out), siteLines(readFile(sites));
+    std::string observations, line, siteLine;
+    std::vector<int64_t> taken;
+    while (std::getline(logged, line)) {
+      ASSERT_TRUE(std::getline(siteLines, siteLine)) << name << ": fewer sites than decisions";
+      nlohmann::json observation = nlohmann::json::parse(line);
+      observation["cost_margin"] = marginInput(nlohmann::json::parse(siteLine));
+      const nlohmann::json &decision = observation["inlining_decision"];
+      taken.push_back(decision.is_array() ? decision[0].get<int64_t>() : decision.get<int64_t>());
+      observation.erase("inlining_decision");
+      observations += observation.dump() + "\n";
+    }
+    std::string file = work / (name + ".observations.jsonl");
+    writeFile(file, observations);
+    CommandResult eval = run(tool("mlgo-policy") + " eval " + quote(DeviateModel) + " --observations=" + quote(file));
+    ASSERT_EQ(eval.ExitCode, 0) << eval.Err;
+    std::istringstream answers(eval.Out);
+    for (int64_t decision : taken) {
+      ASSERT_TRUE(std::getline(answers, line)) << name;
+      EXPECT_EQ(nlohmann::json::parse(line)["decision"].get<int64_t>() != 0, decision != 0)
+          << name << " observation " << compared;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0u);
+  mustRun(std::string(MLGO_CLANG) + " -fuse-ld=lld" + objects + " -o " + quote(work / "prog"));
+  mustRun(std::string(MLGO_CLANG) + " -fuse-ld=lld" + plainObjects + " -o " + quote(work / "plain"));
+  CommandResult policy = run(quote(work / "prog")), plain = run(quote(work / "plain"));
   EXPECT_EQ(policy.ExitCode, 0);
   EXPECT_FALSE(policy.Out.empty());
   EXPECT_EQ(policy.Out, plain.Out) << "the policy-built program computes otherwise";

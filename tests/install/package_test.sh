@@ -106,6 +106,14 @@ model=/usr/share/mlgo-corpus/models/inliner-oz
   { echo "FAIL: clang with the installed plugin and the shipped policy" >&2; exit 1; }
 /usr/bin/mlgo-policy eval "$model" --log "$work/shipped.log" >"$work/shipped.eval" ||
   { echo "FAIL: mlgo-policy eval of the shipped policy" >&2; exit 1; }
+# And the policy that deviates from -Oz only where it expects a gain (it
+# reads the default's decision and cost margin, which the plugin feeds).
+deviate=/usr/share/mlgo-corpus/models/inliner-oz-deviate
+[ -f "$deviate/model.tflite" ] && [ -f "$deviate/output_spec.json" ] && [ -f "$deviate/README.md" ] ||
+  { echo "FAIL: the deviating policy is not installed in $deviate" >&2; exit 1; }
+"$clang" -Oz -c -fpass-plugin=/usr/lib/mlgo-corpus/libMLGOInlineAdvisor.so -mllvm -mlgo-inliner-policy=tflite:"$deviate" \
+  "$work/src/a.c" -o "$work/deviate.o" ||
+  { echo "FAIL: clang with the installed plugin and the deviating policy" >&2; exit 1; }
 
 dpkg -r python3-mlgo-corpus mlgo-corpus-dev mlgo-corpus >"$work/dpkg-r.log" 2>&1 || { cat "$work/dpkg-r.log" >&2; echo "FAIL: dpkg -r" >&2; exit 1; }
 installed=0

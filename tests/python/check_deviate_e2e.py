@@ -48,6 +48,16 @@ def harvest(out, policy):
     return mlgo_corpus.Harvest(out)
 
 
+# 0. The AUC is the share of (paying, costing) pairs ranked right, ties half;
+# a missing margin is the surest one on the default's side.
+rng = np.random.default_rng(7)
+score, positive = rng.integers(0, 6, 60).astype(float), rng.random(60) < 0.3
+pairs = [(1.0 if a > b else 0.5 if a == b else 0.0) for a, pa in zip(score, positive) if pa
+         for b, pb in zip(score, positive) if not pb]
+assert abs(deviate.auc(score, positive) - sum(pairs) / len(pairs)) < 1e-12
+assert deviate.margin_input(None, 1) == 2 ** 31 and deviate.margin_input(None, 0) == -2 ** 31
+assert deviate.margin_input(-7, 1) == -7
+
 # 1. Every rolled-out decision's gain is base - flipped size, as the table says.
 data = deviate.load_rollouts([rollouts])
 table = [json.loads(line) for line in open(os.path.join(rollouts, "explore.jsonl")) if line.strip()]
