@@ -133,6 +133,23 @@ def percent(x):
     return "" if x is None else "%+.2f%%" % (100 * x)
 
 
+def heldout_programs(parser, args):
+    """[(name, corpus)] of --heldout NAME=DIR; sets args.links from --link NAME=TEMPLATE."""
+    heldout = []
+    for item in args.heldout:
+        name, _, corpus = item.partition("=")
+        if not name or not corpus:
+            parser.error("--heldout takes NAME=DIR, not %r" % item)
+        heldout.append((name, corpus))
+    args.links = {}
+    for item in args.link:
+        name, _, template = item.partition("=")
+        if name not in dict(heldout):
+            parser.error("--link %r names no --heldout program" % item)
+        args.links[name] = template
+    return heldout
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train_corpus", required=True, help="the corpus to explore and train on")
@@ -157,18 +174,7 @@ def main():
     args = parser.parse_args()
     if args.rounds < 1 or args.explore < 1:
         parser.error("--rounds and --explore must be at least 1")
-    heldout = []
-    for item in args.heldout:
-        name, _, corpus = item.partition("=")
-        if not name or not corpus:
-            parser.error("--heldout takes NAME=DIR, not %r" % item)
-        heldout.append((name, corpus))
-    args.links = {}
-    for item in args.link:
-        name, _, template = item.partition("=")
-        if name not in dict(heldout):
-            parser.error("--link %r names no --heldout program" % item)
-        args.links[name] = template
+    heldout = heldout_programs(parser, args)
     args.work = os.path.abspath(args.work)
     os.makedirs(args.work, exist_ok=True)
     started = time.time()

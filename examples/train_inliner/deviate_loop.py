@@ -38,7 +38,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bc_max import evaluate, percent, read_json, run, tool  # noqa: E402  (the same steps)
+from bc_max import evaluate, heldout_programs, percent, read_json, run, tool  # noqa: E402  (the same steps)
 
 
 def log(message):
@@ -115,18 +115,7 @@ def main():
     args = parser.parse_args()
     if args.explore < 1 or args.epochs < 1:
         parser.error("--explore and --epochs must be at least 1")
-    heldout = []
-    for item in args.heldout:
-        name, _, corpus = item.partition("=")
-        if not name or not corpus:
-            parser.error("--heldout takes NAME=DIR, not %r" % item)
-        heldout.append((name, corpus))
-    args.links = {}
-    for item in args.link:
-        name, _, template = item.partition("=")
-        if name not in dict(heldout):
-            parser.error("--link %r names no --heldout program" % item)
-        args.links[name] = template
+    heldout = heldout_programs(parser, args)
     args.work = os.path.abspath(args.work)
     args.train_corpus = os.path.abspath(args.train_corpus)
     os.makedirs(args.work, exist_ok=True)
@@ -135,8 +124,9 @@ def main():
     found, rollout_seconds = rollouts(args)
     report, train_seconds = train(args, os.path.join(args.work, "rollouts"))
     validation = report["validation"]
-    log("train: %d decisions to train on, %d to validate; validation AUC %.3f (%.0f s)" % (
-        report["train"]["decisions"], validation["decisions"], validation["auc"], train_seconds))
+    log("train: %d decisions to train on, %d to validate; validation AUC %s (%.0f s)" % (
+        report["train"]["decisions"], validation["decisions"],
+        "%.3f" % validation["auc"] if validation["auc"] is not None else "undefined (one class)", train_seconds))
     candidates = report["candidates"]
     totals, default_total = validate(args, candidates)
     for c, total in zip(candidates, totals):

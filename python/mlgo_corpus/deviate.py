@@ -300,6 +300,11 @@ def auc(score: np.ndarray, positive: np.ndarray) -> float:
     return float((ranks[positive].sum() - p * (p + 1) / 2.0) / (p * q))
 
 
+def _finite(x: float) -> Optional[float]:
+    """x, or None (JSON's null) where it is nan: the report stays JSON."""
+    return None if math.isnan(x) else x
+
+
 def threshold_table(score: np.ndarray, rolled: np.ndarray, gain: np.ndarray, rates: Sequence[float]) -> List[dict]:
     """For each flip rate r: the threshold above which the fraction r of
     these decisions scores (score: every decision, as the policy meets
@@ -454,7 +459,7 @@ def run(args: argparse.Namespace) -> dict:
         paying = g > 0
         return {"decisions": int(every.sum()), "rolled_out": int(mask.sum()), "paying": int(paying.sum()),
                 "costing": int((g < 0).sum()), "gain_if_all_paying_flipped": float(g[paying].sum()),
-                "auc": auc(s[g != 0], paying[g != 0]),
+                "auc": _finite(auc(s[g != 0], paying[g != 0])),
                 "thresholds": threshold_table(score[every], rolled[every], np.nan_to_num(data.gain[every]), RATES)}
 
     report = {"harvests": list(args.harvest), "validation_projects": validation, "features": names,

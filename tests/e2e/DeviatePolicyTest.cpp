@@ -79,4 +79,51 @@ TEST_F(DeviatePolicy, TrainsOnRolloutsDecidesAsTorchInTheCompilerAndNeverDeviati
   EXPECT_EQ(deviatingRun.Out, plainRun.Out);
 }
 
+// examples/train_inliner/deviate_loop.py, the whole loop in one command on a
+// two-project corpus: rollouts, training with one project held out, every
+// candidate compiled over it, the chosen policy exported and checked against
+// torch, then evaluated per object and linked on a held-out program; a rerun
+// redoes nothing.
+TEST_F(DeviatePolicy, TheOneCommandLoopChoosesOnValidationAndEvaluatesHeldOut) {
+  auto sources = mixedDecisionSources(4);
+  std::string root = Work / "train";
+  fs::create_directories(root);
+  for (const auto &[project, range] : {std::pair{"alpha", std::pair{0, 3}}, std::pair{"beta", std::pair{3, 4}}}) {
+    std::vector<std::pair<std::string, std::string>> mine(sources.begin() + range.first,
+                                                          sources.begin() + range.second);
+    std::string corpus =
+        makeEmbeddedBitcodeCorpus(Work.path(), mine, "-Oz", ObjectListing::Directory, std::string(project) + "-");
+    fs::rename(corpus, root + "/" + project);
+  }
+  mustRun(tool("combine-training-corpus") + " --root_dir=" + quote(root));
+  std::string heldout =
+      makeEmbeddedBitcodeCorpus(Work.path(), linkedProgramSources(), "-Oz", ObjectListing::Directory, "prog-");
+  std::string loop = Work / "loop";
+  std::string command =
+      Python + quote(std::string(MLGO_SOURCE_DIR) + "/examples/train_inliner/deviate_loop.py") +
+      " --train_corpus=" + quote(root) + " --validation_projects=beta --heldout=prog=" + quote(heldout) +
+      " --link=" + quote("prog=" + std::string(MLGO_CLANG) + " -fuse-ld=lld {objects} -o {output}") +
+      " --work=" + quote(loop) + " --explore=20 --epochs=3 --tools_dir=" + quote(std::string(MLGO_BIN_DIR));
+  CommandResult r = run(command);
+  ASSERT_EQ(r.ExitCode, 0) << r.Out << r.Err;
+  nlohmann::json report = nlohmann::json::parse(readFile(loop + "/report.json"));
+  EXPECT_EQ(report["validation"]["decisions"], 40) << "beta's one module";
+  ASSERT_EQ(report["candidates"].size(), 7u);
+  for (const nlohmann::json &candidate : report["candidates"])
+    EXPECT_GT(candidate["validation_size"].get<int>(), 0) << candidate.dump();
+  EXPECT_GT(report["validation_default_size"].get<int>(), 0);
+  EXPECT_EQ(report["export_check"]["ok"], true) << report["export_check"].dump();
+  EXPECT_EQ(report["export_check"]["observations"], 160);
+  ASSERT_EQ(report["heldout"].size(), 1u);
+  const nlohmann::json &row = report["heldout"][0];
+  EXPECT_EQ(row["failed_cells"], 0) << row.dump();
+  EXPECT_GT(row["policy_size"].get<int>(), 0);
+  EXPECT_GT(row["linked_policy_text"].get<int>(), 0) << row.dump();
+  EXPECT_TRUE(fs::exists(loop + "/policy/model.tflite"));
+  CommandResult again = run(command);
+  ASSERT_EQ(again.ExitCode, 0) << again.Err;
+  EXPECT_NE(again.Err.find("rollouts: done before"), std::string::npos) << again.Err;
+  EXPECT_NE(again.Err.find("train: done before"), std::string::npos) << again.Err;
+}
+
 } // namespace
