@@ -131,6 +131,18 @@ def _check_table(path: str, module: str, rows: List[dict], log_rollout: np.ndarr
         raise MlgoError("%s: the log has rollouts the table does not list (step %s)" % (where, extra[:5]))
 
 
+def _check_sites(harvest_dir: str, module: str, sites: List[object]) -> None:
+    """Every record of a rollout sites file has a boolean default and an
+    integer (or null) cost_margin: what the trainer reads of it."""
+    for number, record in enumerate(sites, 1):
+        ok = (isinstance(record, dict) and isinstance(record.get("default"), bool) and
+              (record.get("cost_margin") is None or
+               (isinstance(record["cost_margin"], int) and not isinstance(record["cost_margin"], bool))))
+        if not ok:
+            raise MlgoError("%s: rollouts/%s.sites.jsonl: line %d: not a decision site (a boolean default and an "
+                            "integer or null cost_margin)" % (harvest_dir, module, number))
+
+
 def load_rollouts(harvest_dirs: Sequence[str], progress: Callable[[str], None] = lambda s: None) -> RolloutData:
     """The decisions of every module of the harvests with its rollout gain,
     its default's cost_margin and the compiler's features; the rollout table
@@ -182,7 +194,8 @@ def load_rollouts(harvest_dirs: Sequence[str], progress: Callable[[str], None] =
                 raise MlgoError("%s: %s's sites file has %d records, its rollout log %d decisions" % (
                     harvest_dir, name, len(sites), n))
             default = log.features["inlining_default"].reshape(n)
-            site_default = np.array([int(bool(s.get("default"))) for s in sites], dtype=np.int64)
+            _check_sites(harvest_dir, name, sites)
+            site_default = np.array([int(s["default"]) for s in sites], dtype=np.int64)
             if not np.array_equal(site_default, default):
                 first = int(np.nonzero(site_default != default)[0][0])
                 raise MlgoError("%s: %s's sites file disagrees with its rollout log at decision %d (default)" % (
@@ -196,7 +209,7 @@ def load_rollouts(harvest_dirs: Sequence[str], progress: Callable[[str], None] =
                 columns.setdefault(f, []).append(log.features[f].reshape(n).astype(np.int64))
             columns.setdefault("inlining_default", []).append(default.astype(np.int64))
             columns.setdefault("cost_margin", []).append(np.array(
-                [margin_input(s.get("cost_margin"), d) for s, d in zip(sites, default.tolist())], dtype=np.int64))
+                [margin_input(s["cost_margin"], d) for s, d in zip(sites, default.tolist())], dtype=np.int64))
             gain = np.where(rollout >= 0, base.astype(np.float64) - rollout.astype(np.float64), np.nan)
             gains.append(gain)
             module_index.append(np.full(n, len(data.modules), dtype=np.int64))

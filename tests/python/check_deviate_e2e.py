@@ -182,8 +182,16 @@ def short_sites(bad):
     open(path, "w").writelines(lines[:-1])
 
 
+def not_a_site(bad):
+    module = next(m for m in mlgo_corpus.Harvest(bad) if m.log_path)
+    path = os.path.join(bad, "rollouts", module.name + ".sites.jsonl")
+    lines = open(path).readlines()
+    open(path, "w").writelines(["[1, 2]\n"] + lines[1:])
+
+
 errors = [
     refused(edit_table(rename_module), ["explore.jsonl", "elsewhere.o"]),
+    refused(not_a_site, ["sites.jsonl", "line 1", "not a decision site"]),
     refused(edit_table(step_beyond), ["explore.jsonl", "1000000", "decisions"]),
     refused(edit_table(other_size), ["explore.jsonl", "in the table", "in the log"]),
     refused(short_sites, ["sites file has", "rollout log"]),
